@@ -1,0 +1,121 @@
+package vm
+
+import "context"
+
+// Direction selects which edges of a coordinate an edge query follows.
+type Direction uint8
+
+const (
+	Out  Direction = iota // edges leaving the coordinate
+	In                    // edges arriving at the coordinate
+	Both                  // both
+)
+
+// String returns "out", "in" or "both".
+func (d Direction) String() string {
+	switch d {
+	case Out:
+		return "out"
+	case In:
+		return "in"
+	case Both:
+		return "both"
+	}
+	return "direction(?)"
+}
+
+// Point is a value at a coordinate. Coord has Host.Dims() elements.
+type Point struct {
+	Coord []int32
+	Value []byte
+}
+
+// Edge is a directed, labelled edge from -[Label]-> To with a weight and
+// optional bytes.
+type Edge struct {
+	From   []int32
+	To     []int32
+	Label  string
+	Weight float64
+	Value  []byte
+}
+
+// Cursor is a pull iterator. Next returns false when the cursor is
+// exhausted or failed; Err tells which. Close releases it early and is safe
+// to call more than once. Values returned by Next are valid until the next
+// call to Next; copy what you keep.
+type Cursor[T any] interface {
+	Next() (T, bool)
+	Err() error
+	Close()
+}
+
+// WalkOrder is the order of a built-in walk.
+type WalkOrder uint8
+
+const (
+	BFS WalkOrder = iota
+	DFS
+)
+
+// WalkOptions bound a built-in walk. Zero values mean: depth 1, any
+// label, outgoing edges, no result limit beyond Limits.
+type WalkOptions struct {
+	Order     WalkOrder
+	MaxDepth  int
+	Label     string // "" = any label
+	Direction Direction
+	Limit     int // at most this many nodes returned; 0 = no limit
+}
+
+// WalkStep is one node reached by a walk: the coordinate, its depth from
+// the start (the start has depth 0), and the coordinate it was reached from
+// (nil for the start).
+type WalkStep struct {
+	Coord []int32
+	Depth int
+	From  []int32
+}
+
+// Path is a weighted shortest path: the coordinates from start to end
+// inclusive and the sum of the edge weights.
+type Path struct {
+	Coords [][]int32
+	Weight float64
+}
+
+// Host is the namespace as a running program sees it. Every method is
+// called from the goroutine running the program; implementations need not
+// be safe for concurrent use. Coordinates always have Dims() elements; the
+// sandboxes check that before calling.
+//
+// Errors: Get returns ok=false for an absent value, not an error. A write
+// on a read-only host returns an error wrapping ErrReadOnly. Any other
+// error aborts the call and is reported to the guest as a failed status.
+type Host interface {
+	// Dims is the namespace's number of dimensions (1–8).
+	Dims() int
+	// Get returns the value at c. The slice is valid until the next call
+	// into the host.
+	Get(ctx context.Context, c []int32) (value []byte, ok bool, err error)
+	// Put writes value at c inside the running transaction.
+	Put(ctx context.Context, c []int32, value []byte) error
+	// Delete removes the value at c and reports whether there was one.
+	Delete(ctx context.Context, c []int32) (existed bool, err error)
+	// Region iterates the points inside the box [min, max] (inclusive on
+	// every axis) in the namespace's curve order.
+	Region(ctx context.Context, min, max []int32) Cursor[Point]
+	// Edges iterates the edges of c in the given direction; label "" means
+	// any label.
+	Edges(ctx context.Context, c []int32, dir Direction, label string) Cursor[Edge]
+	// Link creates or replaces the edge e.From -[e.Label]-> e.To.
+	Link(ctx context.Context, e Edge) error
+	// Unlink removes an edge and reports whether it existed.
+	Unlink(ctx context.Context, from, to []int32, label string) (existed bool, err error)
+	// Walk runs the store's built-in BFS or DFS from start.
+	Walk(ctx context.Context, start []int32, o WalkOptions) ([]WalkStep, error)
+	// ShortestPath returns the least-weight path from one coordinate to
+	// another following edges with the label ("" = any) in the direction.
+	// ok is false when no path exists.
+	ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (p Path, ok bool, err error)
+}
