@@ -21,6 +21,32 @@ type Limits struct {
 	Writes      int64         // writes per run
 	HostCalls   int64         // calls into the host per run
 	ReadOnly    bool          // writes fail with ErrReadOnly
+	Isolation   Isolation     // how runs of one program are kept apart (WASM)
+}
+
+// Isolation says whether each run of a program starts from a fresh
+// instance. The zero value is Fresh.
+type Isolation uint8
+
+const (
+	// Fresh runs every call in a new instance of the program, so nothing
+	// leaks between runs. The default.
+	Fresh Isolation = iota
+	// Reuse keeps an instance per concurrent run and calls it again:
+	// global variables and memory the program wrote in one run are still
+	// there in the next run of the same program (never of another program,
+	// never across namespaces). It exists for guests whose instantiation is
+	// expensive (Go wasip1: ~3 ms, ~5 MiB); an instance that fails a run is
+	// discarded.
+	Reuse
+)
+
+// String returns "fresh" or "reuse".
+func (i Isolation) String() string {
+	if i == Reuse {
+		return "reuse"
+	}
+	return "fresh"
 }
 
 // WithDefaults returns l with every zero field set to its default.
