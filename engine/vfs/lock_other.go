@@ -1,0 +1,12 @@
+//go:build !unix
+
+package vfs
+
+import (
+	"errors"
+	"os"
+)
+
+func lockFile(f *os.File) error {
+	return errors.New("vfs: file locking is not supported on this platform")
+}
