@@ -81,7 +81,12 @@ func wantContents(t testing.TB, fsys vfs.FS, name string, want []byte) {
 		t.Fatalf("%s: does not exist, want %d bytes", name, len(want))
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s: got %d bytes %q, want %d bytes %q", name, len(got), clip(got), len(want), clip(want))
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("%s: got %d bytes, want %d; first difference at offset %d: got %q, want %q",
+			name, len(got), len(want), i, clip(got[i:]), clip(want[i:]))
 	}
 }
 
