@@ -1,0 +1,319 @@
+package wal
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/cubelinux/cube/engine/vfs"
+)
+
+// run is the flusher: the one goroutine that writes and fdatasyncs. Each
+// round it takes everything pending (group commit), writes it with one
+// write per segment touched, fdatasyncs when the mode asks for it, and
+// publishes the written and synced LSNs.
+func (l *Log) run() {
+	defer close(l.done)
+	var tick <-chan time.Time
+	if l.opts.Sync == SyncInterval {
+		t := time.NewTicker(l.opts.SyncInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	ticked := false
+	for {
+		l.mu.Lock()
+		for !l.hasWorkLocked(&ticked) {
+			if l.err != nil || l.closing {
+				l.mu.Unlock()
+				l.shutdown()
+				return
+			}
+			l.idle = true
+			l.mu.Unlock()
+			select {
+			case <-l.kick:
+			case <-tick:
+				ticked = true
+			}
+			l.mu.Lock()
+			l.idle = false
+		}
+		buf, brks := l.pending, l.breaks
+		l.pending, l.breaks = l.flushBuf[:0], l.flushBreaks[:0]
+		hi := l.next - 1
+		needSync := l.opts.Sync == SyncAlways || l.closing || ticked || l.syncReq > l.synced.Load()
+		l.mu.Unlock()
+
+		err := l.writeBatch(buf, brks)
+		l.flushBuf, l.flushBreaks = buf[:0], brks[:0]
+		if err == nil {
+			l.written.Store(hi)
+			if needSync {
+				ticked = false
+				if hi > l.synced.Load() {
+					err = l.syncFile()
+				}
+				if err == nil {
+					l.publish(hi)
+				}
+			}
+		}
+		if err != nil {
+			l.fail(err)
+			l.shutdown()
+			return
+		}
+	}
+}
+
+// hasWorkLocked reports whether the flusher has something to do now.
+func (l *Log) hasWorkLocked(ticked *bool) bool {
+	if l.err != nil {
+		return false
+	}
+	appended := l.next - 1
+	unsynced := appended > l.synced.Load()
+	if !unsynced {
+		*ticked = false
+		return false
+	}
+	switch {
+	case l.closing, l.syncReq > l.synced.Load():
+		return true
+	case len(l.pending) >= l.opts.BufferSize:
+		return true
+	case l.opts.Sync == SyncAlways:
+		return len(l.pending) > 0
+	case l.opts.Sync == SyncInterval:
+		return *ticked
+	}
+	return false
+}
+
+// writeBatch writes framed records, starting new segments at the breaks.
+// A segment is fdatasynced before the next one is created, so every
+// segment but the last is always complete on disk.
+func (l *Log) writeBatch(buf []byte, brks []segBreak) error {
+	start := 0
+	for _, br := range brks {
+		if err := l.writeAt(buf[start:br.off]); err != nil {
+			return err
+		}
+		if err := l.syncFile(); err != nil {
+			return err
+		}
+		l.publish(br.first - 1)
+		if err := l.roll(br.first, br.salt); err != nil {
+			return err
+		}
+		start = br.off
+	}
+	return l.writeAt(buf[start:])
+}
+
+func (l *Log) writeAt(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	n, err := l.f.WriteAt(b, l.fOff)
+	l.fOff += int64(n)
+	l.size.Add(int64(n))
+	l.unsynced += n
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return failure("write "+l.f.Name(), err)
+	}
+	return nil
+}
+
+func (l *Log) syncFile() error {
+	if l.unsynced == 0 {
+		return nil // every write counts into unsynced: nothing to do
+	}
+	start := time.Now()
+	err := l.f.Sync()
+	d := time.Since(start)
+	if err != nil {
+		return failure("fdatasync "+l.f.Name(), err)
+	}
+	l.syncs.Add(1)
+	l.syncedBytes.Add(uint64(l.unsynced))
+	if l.opts.OnSync != nil {
+		l.opts.OnSync(d, l.unsynced)
+	}
+	l.unsynced = 0
+	return nil
+}
+
+// publish makes lsn the synced LSN and wakes the waiters.
+func (l *Log) publish(lsn uint64) {
+	l.mu.Lock()
+	if lsn > l.synced.Load() {
+		l.synced.Store(lsn)
+	}
+	if l.waiters {
+		close(l.durable)
+		l.durable = make(chan struct{})
+		l.waiters = false
+	}
+	l.mu.Unlock()
+}
+
+// fail records a fatal error and wakes every waiter.
+func (l *Log) fail(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	close(l.durable)
+	l.durable = make(chan struct{})
+	l.waiters = false
+	l.mu.Unlock()
+}
+
+// shutdown releases the files when the flusher exits.
+func (l *Log) shutdown() {
+	if l.prepping {
+		<-l.prepDone
+		l.prepping = false
+	}
+	var err error
+	if l.f != nil {
+		err = l.f.Close()
+	}
+	if l.lock != nil {
+		if lerr := l.lock.Close(); err == nil {
+			err = lerr
+		}
+	}
+	l.mu.Lock()
+	if l.err != nil {
+		err = l.err
+	}
+	l.mu.Unlock()
+	l.closeErr = err
+}
+
+// roll makes a new segment starting at first the current one.
+func (l *Log) roll(first uint64, salt uint32) error {
+	f, err := l.createSegment(first, salt)
+	if err != nil {
+		return failure("create segment", err)
+	}
+	l.segMu.Lock()
+	if n := len(l.segs); n > 0 {
+		l.segs[n-1].size = l.fOff
+	}
+	l.segs = append(l.segs, segInfo{name: segmentName(first), first: first, size: segHeaderSize})
+	l.segMu.Unlock()
+	old := l.f
+	l.f, l.fOff, l.fSalt = f, segHeaderSize, salt
+	l.size.Add(segHeaderSize)
+	if old != nil {
+		// Its contents are synced; a close error loses nothing.
+		_ = old.Close()
+	}
+	l.startPrep()
+	return nil
+}
+
+// createSegment makes the segment file for first and returns it open for
+// writing. The file only gets its final name once its header is durable
+// (write to a temporary name, fdatasync, rename, fsync the directory), so
+// a segment on disk always has a valid header.
+func (l *Log) createSegment(first uint64, salt uint32) (vfs.File, error) {
+	path := filepath.Join(l.dir, segmentName(first))
+	src := path + ".tmp"
+	var f vfs.File
+	if l.prepping {
+		perr := <-l.prepDone
+		l.prepping = false
+		if perr == nil {
+			if err := l.fs.Rename(filepath.Join(l.dir, spareName), src); err == nil {
+				f, _ = l.fs.OpenReadWrite(src)
+			}
+		}
+	}
+	if f == nil {
+		var err error
+		// No spare: zero-filling here would stall every commit behind
+		// it, so this segment simply grows by appending.
+		if f, err = l.fs.Create(src); err != nil {
+			return nil, err
+		}
+	}
+	hdr := encodeSegHeader(segHeader{version: formatVersion, flags: l.flags(), salt: salt, firstLSN: first}, l.cipher)
+	if _, err := f.WriteAt(hdr, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := l.fs.Rename(src, path); err != nil {
+		return nil, err
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return nil, err
+	}
+	return l.fs.OpenReadWrite(path)
+}
+
+func (l *Log) flags() uint16 {
+	if l.cipher != nil {
+		return flagEncrypted
+	}
+	return 0
+}
+
+// startPrep zero-fills the next segment's file in the background, so that
+// a roll only writes a header.
+func (l *Log) startPrep() {
+	if l.opts.NoPreallocate || l.prepping {
+		return
+	}
+	l.prepping = true
+	go func() { l.prepDone <- l.prepare() }()
+}
+
+func (l *Log) prepare() error {
+	f, err := l.fs.Create(filepath.Join(l.dir, spareName))
+	if err != nil {
+		return err
+	}
+	if err := zeroFill(f, l.opts.SegmentSize); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// zeroFill writes zeros over [0, size) so that later writes overwrite
+// allocated blocks.
+func zeroFill(f vfs.File, size int64) error {
+	chunk := make([]byte, min(size, 256<<10))
+	for off := int64(0); off < size; {
+		n := min(int64(len(chunk)), size-off)
+		w, err := f.WriteAt(chunk[:n], off)
+		if err == nil && int64(w) < n {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return fmt.Errorf("zero-fill %s: %w", f.Name(), err)
+		}
+		off += n
+	}
+	return nil
+}
