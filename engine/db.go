@@ -1,0 +1,461 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cubelinux/cube/engine/checkpoint"
+	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/curve"
+	"github.com/cubelinux/cube/engine/vfs"
+	"github.com/cubelinux/cube/engine/wal"
+)
+
+// DB is an open data directory. It is safe for concurrent use.
+type DB struct {
+	dir    string
+	opts   Options
+	fs     vfs.FS
+	lock   io.Closer
+	cipher *crypt.Cipher
+	log    *wal.Log
+
+	mu     sync.RWMutex // guards the namespace registry
+	byName map[string]*Namespace
+	byID   map[uint64]*Namespace
+	nextID uint64
+	nsLSN  uint64 // LSN of the last namespace create or drop
+	drops  []drop // namespaces dropped since the last checkpoint
+	enc    opEncoder
+
+	ckptMu   sync.Mutex // one checkpoint at a time
+	manifest checkpoint.Manifest
+	ckptSize struct{ base, deltas int64 }
+	lastCkpt time.Time
+
+	stats   stats
+	failed  atomic.Pointer[error]
+	closed  atomic.Bool
+	stop    chan struct{}
+	bgDone  chan struct{}
+	closeMu sync.Mutex
+}
+
+type drop struct{ id, lsn uint64 }
+
+func walDir(dir string) string  { return filepath.Join(dir, "wal") }
+func ckptDir(dir string) string { return filepath.Join(dir, "checkpoint") }
+
+// Open opens (creating if needed) the data directory dir and recovers its
+// state: the base checkpoint, the deltas after it, then the log's tail. A
+// torn log tail is cut and reported in Stats().Recovery; any other damage
+// fails with a *CorruptionError naming the file and offset, unless
+// Options.Repair is set.
+//
+// Errors: ErrLocked if another process has dir open; ErrWrongKey if the
+// encryption key does not match; ErrNewerFormat if a newer cube wrote it.
+// None of these changes anything on disk.
+func Open(dir string, o Options) (*DB, error) {
+	o = o.withDefaults()
+	db := &DB{
+		dir: dir, opts: o, fs: o.FS,
+		byName: map[string]*Namespace{}, byID: map[uint64]*Namespace{}, nextID: 1,
+		stop: make(chan struct{}), bgDone: make(chan struct{}),
+	}
+	db.stats.init()
+	start := o.Clock()
+	if err := db.fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
+	}
+	lock, err := db.fs.Lock(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		if errors.Is(err, vfs.ErrLocked) {
+			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+		}
+		return nil, fmt.Errorf("engine: lock %s: %w", dir, err)
+	}
+	db.lock = lock
+	if err := db.open(start); err != nil {
+		if db.log != nil {
+			db.log.Close(context.Background())
+		}
+		lock.Close()
+		return nil, err
+	}
+	go db.background()
+	return db, nil
+}
+
+func (db *DB) open(start time.Time) error {
+	o := db.opts
+	if o.EncryptionKey != nil {
+		c, err := crypt.New(o.EncryptionKey)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBadOptions, err)
+		}
+		db.cipher = c
+	}
+	f, exists, err := readFormat(db.fs, db.dir)
+	if err != nil {
+		return err
+	}
+	if exists {
+		if err := f.checkKey(db.dir, db.cipher); err != nil {
+			return err
+		}
+	} else {
+		if err := db.fs.MkdirAll(walDir(db.dir), 0o755); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		if err := db.fs.MkdirAll(ckptDir(db.dir), 0o755); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		for _, d := range []string{db.dir, filepath.Dir(db.dir)} {
+			if err := db.fs.SyncDir(d); err != nil {
+				return fmt.Errorf("engine: sync %s: %w", d, err)
+			}
+		}
+		if err := writeFormat(db.fs, db.dir, db.cipher); err != nil {
+			return err
+		}
+	}
+	rep := RecoveryReport{}
+	if err := db.loadCheckpoints(&rep); err != nil {
+		return err
+	}
+	var d opDecoder
+	var op op
+	records := 0
+	log, wrep, err := wal.Open(wal.Options{
+		FS: db.fs, Dir: walDir(db.dir), SegmentSize: o.SegmentSize,
+		Sync: wal.SyncMode(o.Sync), SyncInterval: o.SyncInterval,
+		Cipher: db.cipher, Repair: o.Repair, OnSync: db.stats.onSync,
+	}, db.manifest.LSN, func(lsn uint64, payload []byte) error {
+		records++
+		d = opDecoder{b: payload}
+		for {
+			more, err := d.next(&op)
+			if err != nil {
+				return &CorruptionError{File: "wal", Offset: int64(d.off), Reason: fmt.Sprintf("record %d: %v", lsn, err)}
+			}
+			if !more {
+				return nil
+			}
+			if err := db.applyRecovered(&op, lsn); err != nil {
+				return fmt.Errorf("record %d: %w", lsn, err)
+			}
+		}
+	})
+	if err != nil {
+		return db.translate(err)
+	}
+	db.log = log
+	rep.LogFirstLSN, rep.LogLastLSN, rep.Records = wrep.FirstLSN, wrep.LastLSN, records
+	rep.TornSegment, rep.TornOffset, rep.BytesDropped = wrep.TornSegment, wrep.TornOffset, wrep.BytesDropped
+	if wrep.Repaired != nil {
+		rep.Repaired = wrep.Repaired.Error()
+		rep.LostFirst, rep.LostLast, rep.CutFiles = wrep.LostFirst, wrep.LostLast, wrep.CutFiles
+	}
+	rep.Duration = db.opts.Clock().Sub(start)
+	db.stats.recovery = rep
+	db.lastCkpt = db.opts.Clock()
+	if rep.TornSegment != "" || rep.Repaired != "" {
+		o.Logger.Warn("engine: recovered with loss", "report", rep.String())
+	} else {
+		o.Logger.Info("engine: recovered", "report", rep.String())
+	}
+	return nil
+}
+
+// translate turns the file formats' corruption errors into the engine's.
+func (db *DB) translate(err error) error {
+	var we *wal.CorruptionError
+	if errors.As(err, &we) {
+		return fmt.Errorf("engine: open %s: %w", db.dir, &CorruptionError{File: we.File, Offset: we.Offset, Reason: we.Reason})
+	}
+	var ce *checkpoint.CorruptionError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("engine: open %s: %w", db.dir, &CorruptionError{File: ce.File, Offset: ce.Offset, Reason: ce.Reason})
+	}
+	if errors.Is(err, wal.ErrWrongKey) || errors.Is(err, checkpoint.ErrWrongKey) {
+		return fmt.Errorf("%w: %v", ErrWrongKey, err)
+	}
+	return fmt.Errorf("engine: open %s: %w", db.dir, err)
+}
+
+// applyRecovered applies an op read back from a checkpoint or the log.
+func (db *DB) applyRecovered(o *op, lsn uint64) error {
+	switch o.kind {
+	case opNSCreate:
+		if _, ok := db.byID[o.ns]; ok {
+			return nil // checkpoints repeat namespaces
+		}
+		if o.maxValue > 1<<40 || checkName("namespace", o.name) != nil {
+			return &CorruptionError{File: "namespace record", Reason: fmt.Sprintf("bad namespace %q", o.name)}
+		}
+		ns, err := newNamespace(db, o.ns, o.name, NamespaceOptions{Dims: o.dims, Curve: curve.Kind(o.curve), MaxValueSize: int(o.maxValue)})
+		if err != nil {
+			return &CorruptionError{File: "namespace record", Reason: err.Error()}
+		}
+		if old, ok := db.byName[o.name]; ok {
+			delete(db.byID, old.id)
+		}
+		ns.lastLSN.Store(lsn)
+		db.byName[o.name], db.byID[o.ns] = ns, ns
+		db.nextID = max(db.nextID, o.ns+1)
+		db.nsLSN = max(db.nsLSN, lsn)
+		return nil
+	case opNSDrop:
+		if ns, ok := db.byID[o.ns]; ok {
+			delete(db.byID, o.ns)
+			delete(db.byName, ns.name)
+			ns.dropped.Store(true)
+			db.drops = append(db.drops, drop{o.ns, lsn})
+		}
+		db.nsLSN = max(db.nsLSN, lsn)
+		return nil
+	}
+	ns, ok := db.byID[o.ns]
+	if !ok {
+		return &CorruptionError{File: "record", Reason: fmt.Sprintf("op on unknown namespace id %d", o.ns)}
+	}
+	if o.dims != 0 && o.dims != ns.dims {
+		return &CorruptionError{File: "record", Reason: fmt.Sprintf("op with %d dims on namespace %q of %d", o.dims, ns.name, ns.dims)}
+	}
+	ns.apply(o, lsn, true)
+	return nil
+}
+
+// writable fails once the store is closed or its log has failed.
+func (db *DB) writable() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if p := db.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// logFailed records a fatal log error: the store turns read-only.
+func (db *DB) logFailed(err error) error {
+	if errors.Is(err, wal.ErrClosed) && db.closed.Load() {
+		return ErrClosed
+	}
+	e := fmt.Errorf("%w: %v", ErrFailed, err)
+	db.failed.CompareAndSwap(nil, &e)
+	return *db.failed.Load()
+}
+
+// waitDurable waits until the write at lsn is as durable as the sync mode
+// promises.
+func (db *DB) waitDurable(ctx context.Context, lsn uint64) error {
+	if err := db.log.WaitDurable(ctx, lsn); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return db.logFailed(err)
+	}
+	return nil
+}
+
+// waitVisible lets a reader that saw the write at lsn go on once that
+// write cannot be lost. Only SyncAlways promises that; the other modes
+// trade it away with their loss window.
+func (db *DB) waitVisible(ctx context.Context, lsn uint64) error {
+	if db.opts.Sync != SyncAlways || lsn <= db.log.Synced() {
+		return nil
+	}
+	return db.waitDurable(ctx, lsn)
+}
+
+// CreateNamespace creates a namespace. Its options are fixed for its life.
+// It returns after the creation is durable (per the sync mode).
+func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptions) (*Namespace, error) {
+	if err := checkName("namespace", name); err != nil {
+		return nil, err
+	}
+	if o.Dims < 1 || o.Dims > MaxDims {
+		return nil, fmt.Errorf("%w: dims %d (must be 1..%d)", ErrBadOptions, o.Dims, MaxDims)
+	}
+	if o.MaxValueSize < 0 {
+		return nil, fmt.Errorf("%w: negative MaxValueSize", ErrBadOptions)
+	}
+	db.mu.Lock()
+	if err := db.writable(); err != nil {
+		db.mu.Unlock()
+		return nil, err
+	}
+	if _, ok := db.byName[name]; ok {
+		db.mu.Unlock()
+		return nil, fmt.Errorf("%w: %q", ErrNamespaceExists, name)
+	}
+	ns, err := newNamespace(db, db.nextID, name, o)
+	if err != nil {
+		db.mu.Unlock()
+		return nil, err
+	}
+	db.enc.reset()
+	db.enc.nsCreate(ns.id, name, ns.dims, uint8(ns.curve.Kind()), uint64(ns.maxValue))
+	lsn, err := db.log.Append(db.enc.b)
+	if err != nil {
+		db.mu.Unlock()
+		return nil, db.logFailed(err)
+	}
+	db.nextID++
+	db.nsLSN = lsn
+	ns.lastLSN.Store(lsn)
+	db.byName[name], db.byID[ns.id] = ns, ns
+	db.mu.Unlock()
+	if err := db.waitDurable(ctx, lsn); err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// Namespace returns the namespace called name, or ErrNoNamespace.
+func (db *DB) Namespace(name string) (*Namespace, error) {
+	db.mu.RLock()
+	ns, ok := db.byName[name]
+	db.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (create it first)", ErrNoNamespace, name)
+	}
+	return ns, nil
+}
+
+// Namespaces describes every namespace, sorted by name.
+func (db *DB) Namespaces() []NamespaceInfo {
+	db.mu.RLock()
+	list := make([]*Namespace, 0, len(db.byName))
+	for _, ns := range db.byName {
+		list = append(list, ns)
+	}
+	db.mu.RUnlock()
+	out := make([]NamespaceInfo, len(list))
+	for i, ns := range list {
+		out[i] = ns.Info()
+	}
+	slices.SortFunc(out, func(a, b NamespaceInfo) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// DropNamespace deletes a namespace and everything in it. It waits for the
+// namespace's current writer, and returns once the drop is durable.
+func (db *DB) DropNamespace(ctx context.Context, name string) error {
+	db.mu.Lock()
+	ns, ok := db.byName[name]
+	if !ok {
+		db.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrNoNamespace, name)
+	}
+	if err := db.writable(); err != nil {
+		db.mu.Unlock()
+		return err
+	}
+	ns.wmu.Lock()
+	ns.mu.Lock()
+	db.enc.reset()
+	db.enc.nsDrop(ns.id)
+	lsn, err := db.log.Append(db.enc.b)
+	if err == nil {
+		ns.dropped.Store(true)
+		delete(db.byName, name)
+		delete(db.byID, ns.id)
+		db.drops = append(db.drops, drop{ns.id, lsn})
+		db.nsLSN = lsn
+	}
+	ns.mu.Unlock()
+	ns.wmu.Unlock()
+	db.mu.Unlock()
+	if err != nil {
+		return db.logFailed(err)
+	}
+	return db.waitDurable(ctx, lsn)
+}
+
+// Sync makes every write so far durable, whatever the sync mode.
+func (db *DB) Sync(ctx context.Context) error {
+	if err := db.log.Sync(ctx); err != nil {
+		return db.logFailed(err)
+	}
+	return nil
+}
+
+// Err reports the fatal error that turned the store read-only, if any.
+func (db *DB) Err() error {
+	if p := db.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Dir returns the data directory.
+func (db *DB) Dir() string { return db.dir }
+
+// background triggers checkpoints by log size and by time.
+func (db *DB) background() {
+	defer close(db.bgDone)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+		}
+		if db.Err() != nil {
+			continue
+		}
+		due := db.log.Size() >= db.opts.CheckpointLogSize
+		if iv := db.opts.CheckpointInterval; iv > 0 && db.opts.Clock().Sub(db.lastCheckpoint()) >= iv {
+			due = true
+		}
+		if due {
+			if _, err := db.Checkpoint(context.Background()); err != nil {
+				db.opts.Logger.Error("engine: checkpoint failed", "err", err)
+			}
+		}
+	}
+}
+
+// Close checkpoints, syncs and closes the log, and releases the directory.
+// Writes still running fail with ErrClosed.
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.closed.Load() {
+		return nil
+	}
+	close(db.stop)
+	<-db.bgDone
+	var errs []error
+	if db.Err() == nil {
+		if _, err := db.Checkpoint(context.Background()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	db.closed.Store(true)
+	// Take every writer lock so nothing is mid-append when the log closes.
+	db.mu.Lock()
+	for _, ns := range db.byID {
+		ns.wmu.Lock()
+		defer ns.wmu.Unlock()
+	}
+	db.mu.Unlock()
+	if err := db.log.Close(context.Background()); err != nil && db.Err() == nil {
+		errs = append(errs, fmt.Errorf("engine: close log: %w", err))
+	}
+	if err := db.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: unlock: %w", err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by the engine. Test for them with errors.Is.
+var (
+	// ErrNotFound: no value at the coordinate (Get), or no such edge.
+	ErrNotFound = errors.New("engine: not found")
+	// ErrNoNamespace: the namespace does not exist. Create it first with
+	// CreateNamespace.
+	ErrNoNamespace = errors.New("engine: no such namespace")
+	// ErrNamespaceExists: CreateNamespace of a name already taken.
+	ErrNamespaceExists = errors.New("engine: namespace already exists")
+	// ErrDims: a coordinate or box has the wrong number of dimensions for
+	// its namespace.
+	ErrDims = errors.New("engine: wrong number of dimensions")
+	// ErrBadBox: a box whose min is above its max on some axis.
+	ErrBadBox = errors.New("engine: bad box")
+	// ErrValueTooLarge: a value over the namespace's MaxValueSize.
+	ErrValueTooLarge = errors.New("engine: value too large")
+	// ErrBadWeight: an edge weight that is NaN or infinite.
+	ErrBadWeight = errors.New("engine: edge weight must be a finite number")
+	// ErrBadName: a namespace or label name that is empty, too long or
+	// has control characters.
+	ErrBadName = errors.New("engine: bad name")
+	// ErrBadOptions: options out of range (dims outside 1..8, unknown
+	// curve, negative limits).
+	ErrBadOptions = errors.New("engine: bad options")
+	// ErrClosed: the DB was closed.
+	ErrClosed = errors.New("engine: closed")
+	// ErrReadOnly: a write on a read-only transaction, or on a store that
+	// turned read-only after a fatal log error (see ErrFailed).
+	ErrReadOnly = errors.New("engine: read-only")
+	// ErrFailed: a write to or sync of the log failed. The store refuses
+	// every further write: the data on disk is what the last successful
+	// sync made durable. Close it and open it again.
+	ErrFailed = errors.New("engine: log failed; the store is read-only until reopened")
+	// ErrLocked: another process (or another DB in this one) has the
+	// data directory open.
+	ErrLocked = errors.New("engine: data directory is in use by another process")
+	// ErrNewerFormat: the data directory was written by a newer cube.
+	ErrNewerFormat = errors.New("engine: data directory has a newer format")
+	// ErrWrongKey: the encryption key does not open this data directory,
+	// or the directory is (not) encrypted and the options say otherwise.
+	ErrWrongKey = errors.New("engine: wrong encryption key")
+	// ErrTxDone: the transaction was used after its function returned.
+	ErrTxDone = errors.New("engine: transaction has finished")
+)
+
+// CorruptionError reports damaged bytes on disk: which file, at what byte
+// offset, and what was wrong. Open returns it (wrapped) when the data
+// directory is damaged anywhere but in the log's torn tail; Options.Repair
+// cuts the damage out instead.
+type CorruptionError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("engine: corruption in %s at offset %d: %s (open with Repair to cut the damaged part out; a copy of what is cut is kept)", e.File, e.Offset, e.Reason)
+}
+
+// IsCorruption reports whether err is, or wraps, a corruption error from
+// the engine or one of its file formats.
+func IsCorruption(err error) bool {
+	var ce *CorruptionError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var m interface{ Corruption() (string, int64) }
+	return errors.As(err, &m)
+}

@@ -1,0 +1,376 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cubelinux/cube/engine/curve"
+)
+
+// DefaultMaxValueSize caps a value (and an edge's bytes) when a namespace
+// is created without its own limit.
+const DefaultMaxValueSize = 1 << 20
+
+// NamespaceOptions describe a namespace at creation; they never change.
+type NamespaceOptions struct {
+	Dims         int        // 1..8
+	Curve        curve.Kind // curve.Hilbert (the zero value) or curve.Morton
+	MaxValueSize int        // 0 = DefaultMaxValueSize
+}
+
+// NamespaceInfo describes a namespace and what it holds.
+type NamespaceInfo struct {
+	Name         string
+	Dims         int
+	Curve        string
+	MaxValueSize int
+	Values       int
+	ValueBytes   int64
+	Edges        int
+	LastLSN      uint64 // the last log record that wrote to it
+}
+
+// Namespace is a hard partition of the store: its own coordinates, edges
+// and metadata. Nothing in one namespace can reach another. Its methods are
+// safe for concurrent use.
+//
+// Writes to one namespace are serialized (one writer at a time); the wait
+// for the log to reach disk happens after the writer lock is released, so
+// concurrent writers share fsyncs. Reads never wait for writers, but a read
+// that sees a write not yet durable waits until it is (in SyncAlways mode),
+// so nobody observes a write that a crash could lose.
+type Namespace struct {
+	db       *DB
+	id       uint64
+	name     string
+	dims     int
+	curve    *curve.Curve
+	maxValue int
+
+	wmu sync.Mutex // one writer at a time; held through a whole Update
+	enc opEncoder  // scratch for single writes, under wmu
+
+	mu      sync.RWMutex // guards idx, edges and meta against readers
+	idx     index
+	edges   edgeTrees
+	meta    map[string]mentry
+	mtombs  []string
+	lastLSN atomic.Uint64
+	dropped atomic.Bool
+}
+
+func newNamespace(db *DB, id uint64, name string, o NamespaceOptions) (*Namespace, error) {
+	cv, err := curve.New(o.Curve, o.Dims)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
+	}
+	ns := &Namespace{db: db, id: id, name: name, dims: o.Dims, curve: cv, maxValue: o.MaxValueSize, meta: map[string]mentry{}}
+	if ns.maxValue == 0 {
+		ns.maxValue = DefaultMaxValueSize
+	}
+	ns.idx.init(cv)
+	ns.edges.init()
+	return ns, nil
+}
+
+// Name returns the namespace's name.
+func (ns *Namespace) Name() string { return ns.name }
+
+// Dims returns the number of dimensions of its coordinates.
+func (ns *Namespace) Dims() int { return ns.dims }
+
+// Info describes the namespace.
+func (ns *Namespace) Info() NamespaceInfo {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	return NamespaceInfo{
+		Name: ns.name, Dims: ns.dims, Curve: ns.curve.Kind().String(), MaxValueSize: ns.maxValue,
+		Values: len(ns.idx.live), ValueBytes: ns.idx.bytes, Edges: ns.edges.count, LastLSN: ns.lastLSN.Load(),
+	}
+}
+
+func (ns *Namespace) checkPut(c []int32, v []byte) error {
+	if err := checkCoord(c, ns.dims); err != nil {
+		return err
+	}
+	if len(v) > ns.maxValue {
+		return fmt.Errorf("%w: %d bytes, namespace %q allows %d (set MaxValueSize when creating it)", ErrValueTooLarge, len(v), ns.name, ns.maxValue)
+	}
+	return nil
+}
+
+func (ns *Namespace) checkEdge(from, to []int32, label string) error {
+	if err := checkCoord(from, ns.dims); err != nil {
+		return err
+	}
+	if err := checkCoord(to, ns.dims); err != nil {
+		return err
+	}
+	return checkName("edge label", label)
+}
+
+func (ns *Namespace) alive() error {
+	if ns.dropped.Load() {
+		return fmt.Errorf("%w: %q was dropped", ErrNoNamespace, ns.name)
+	}
+	return ns.db.writable()
+}
+
+// apply makes one decoded op part of the namespace's state. The caller
+// holds mu (and wmu, outside recovery). Values are copied when copyVals,
+// since the op points into a buffer that will be reused.
+func (ns *Namespace) apply(o *op, lsn uint64, copyVals bool) {
+	v := o.value
+	if copyVals && v != nil {
+		v = append([]byte(nil), v...)
+	}
+	switch o.kind {
+	case opPut:
+		ns.idx.put(o.c, v, lsn)
+	case opDel:
+		ns.idx.del(o.c, lsn)
+	case opLink:
+		ns.edges.link(o.c, o.to, o.name, o.weight, v, lsn)
+	case opUnlink:
+		ns.edges.unlink(o.c, o.to, o.name, lsn)
+	case opMetaPut:
+		ns.meta[o.name] = mentry{val: v, lsn: lsn}
+	case opMetaDel:
+		if _, ok := ns.meta[o.name]; ok {
+			ns.meta[o.name] = mentry{lsn: lsn | tombBit}
+			ns.mtombs = append(ns.mtombs, o.name)
+		}
+	}
+	ns.lastLSN.Store(lsn)
+}
+
+// commit logs rec, applies its ops and returns its LSN. The caller holds
+// wmu.
+func (ns *Namespace) commit(rec []byte) (uint64, error) {
+	ns.mu.Lock()
+	lsn, err := ns.db.log.Append(rec)
+	if err != nil {
+		ns.mu.Unlock()
+		return 0, ns.db.logFailed(err)
+	}
+	d := opDecoder{b: rec}
+	var o op
+	for {
+		more, err := d.next(&o)
+		if err != nil || !more {
+			break // we encoded it; it cannot be bad
+		}
+		ns.apply(&o, lsn, false)
+	}
+	ns.mu.Unlock()
+	return lsn, nil
+}
+
+// Put writes value at c (the value is copied).
+//
+// Durability: in SyncAlways mode Put returns after the write is on disk;
+// in SyncInterval and SyncNone it returns at once, and a crash may lose it
+// (see Options.Sync).
+func (ns *Namespace) Put(ctx context.Context, c []int32, value []byte) error {
+	if err := ns.checkPut(c, value); err != nil {
+		return err
+	}
+	ns.wmu.Lock()
+	if err := ns.alive(); err != nil {
+		ns.wmu.Unlock()
+		return err
+	}
+	ns.enc.reset()
+	ns.enc.put(ns.id, c, value)
+	ns.mu.Lock()
+	lsn, err := ns.db.log.Append(ns.enc.b)
+	if err != nil {
+		ns.mu.Unlock()
+		ns.wmu.Unlock()
+		return ns.db.logFailed(err)
+	}
+	ns.idx.put(toPkey(c), append([]byte(nil), value...), lsn)
+	ns.lastLSN.Store(lsn)
+	ns.mu.Unlock()
+	ns.wmu.Unlock()
+	return ns.db.waitDurable(ctx, lsn)
+}
+
+// Delete removes the value at c and reports whether there was one. It is
+// as durable as Put.
+func (ns *Namespace) Delete(ctx context.Context, c []int32) (bool, error) {
+	var existed bool
+	err := ns.Update(ctx, func(tx *Tx) error {
+		var err error
+		existed, err = tx.Delete(c)
+		return err
+	})
+	return existed, err
+}
+
+// Get returns the value at c, or an error wrapping ErrNotFound. The
+// returned slice must not be modified.
+func (ns *Namespace) Get(ctx context.Context, c []int32) ([]byte, error) {
+	if err := checkCoord(c, ns.dims); err != nil {
+		return nil, err
+	}
+	k := toPkey(c)
+	ns.mu.RLock()
+	s, ok := ns.idx.live[k]
+	last := ns.lastLSN.Load()
+	ns.mu.RUnlock()
+	if !ok {
+		// Not seeing a write is an observation too: wait for whatever
+		// deleted it (or anything else) to be durable.
+		if err := ns.db.waitVisible(ctx, last); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotFound
+	}
+	if err := ns.db.waitVisible(ctx, s.lsn); err != nil {
+		return nil, err
+	}
+	return s.val, nil
+}
+
+// Update runs fn in a read-write transaction and commits its writes
+// atomically if fn returns nil. Transactions on one namespace run one at a
+// time (they are serializable). Update returns after the commit is as
+// durable as the sync mode promises; if fn fails, or the commit cannot be
+// logged, nothing fn wrote is ever visible.
+func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) (err error) {
+	ns.wmu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			ns.wmu.Unlock()
+		}
+	}()
+	if err := ns.alive(); err != nil {
+		return err
+	}
+	tx := &Tx{ns: ns, writable: true, lsn: ns.lastLSN.Load()}
+	defer func() { tx.done = true }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if tx.nops == 0 {
+		ns.wmu.Unlock()
+		locked = false
+		return ns.db.waitVisible(ctx, tx.lsn)
+	}
+	if err := ns.alive(); err != nil {
+		return err
+	}
+	lsn, err := ns.commit(tx.enc.b)
+	ns.wmu.Unlock()
+	locked = false
+	if err != nil {
+		return err
+	}
+	return ns.db.waitDurable(ctx, lsn)
+}
+
+// View runs fn in a read-only transaction on a consistent snapshot of the
+// namespace. Views never block writers and writers never block views
+// (taking the snapshot holds the namespace lock for a moment). Everything
+// fn sees is durable.
+func (ns *Namespace) View(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := ns.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Release()
+	return fn(tx)
+}
+
+// Snapshot returns a read-only transaction on a consistent snapshot. Call
+// Release when done with it. View is the managed form.
+func (ns *Namespace) Snapshot(ctx context.Context) (*Tx, error) {
+	if ns.dropped.Load() {
+		return nil, fmt.Errorf("%w: %q was dropped", ErrNoNamespace, ns.name)
+	}
+	if ns.db.closed.Load() {
+		return nil, ErrClosed
+	}
+	ns.mu.Lock()
+	ns.idx.seal()
+	s := &snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: cloneMeta(ns.meta)}
+	ns.mu.Unlock()
+	if err := ns.db.waitVisible(ctx, s.lsn); err != nil {
+		return nil, err
+	}
+	return &Tx{ns: ns, snap: s, lsn: s.lsn}, nil
+}
+
+// Release ends a transaction from Snapshot.
+func (tx *Tx) Release() { tx.done = true }
+
+// Region returns the values inside the box [min, max] in curve order from
+// a snapshot taken now; limit 0 means all. See Tx.Region.
+func (ns *Namespace) Region(ctx context.Context, min, max []int32, limit int) (iter.Seq2[[]int32, []byte], error) {
+	tx, err := ns.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Region(min, max, limit)
+}
+
+// Count returns the number of values inside the box [min, max].
+func (ns *Namespace) Count(ctx context.Context, min, max []int32) (int, error) {
+	var n int
+	err := ns.View(ctx, func(tx *Tx) (err error) { n, err = tx.Count(min, max); return err })
+	return n, err
+}
+
+// Link creates or replaces the edge from -[label]-> to, with a weight and
+// optional bytes. It is as durable as Put.
+func (ns *Namespace) Link(ctx context.Context, from, to []int32, label string, weight float64, value []byte) error {
+	return ns.Update(ctx, func(tx *Tx) error { return tx.Link(from, to, label, weight, value) })
+}
+
+// Unlink removes an edge and reports whether it existed.
+func (ns *Namespace) Unlink(ctx context.Context, from, to []int32, label string) (bool, error) {
+	var ok bool
+	err := ns.Update(ctx, func(tx *Tx) (err error) { ok, err = tx.Unlink(from, to, label); return err })
+	return ok, err
+}
+
+// Edges returns the edges of c from a snapshot taken now.
+func (ns *Namespace) Edges(ctx context.Context, c []int32, dir Direction, label string) ([]Edge, error) {
+	var out []Edge
+	err := ns.View(ctx, func(tx *Tx) error {
+		seq, err := tx.Edges(c, dir, label)
+		if err != nil {
+			return err
+		}
+		for e := range seq {
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Walk runs a built-in walk on a snapshot taken now.
+func (ns *Namespace) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, error) {
+	var out []Step
+	err := ns.View(ctx, func(tx *Tx) (err error) { out, err = tx.Walk(ctx, start, o); return err })
+	return out, err
+}
+
+// ShortestPath finds the least-weight path on a snapshot taken now.
+func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
+	var p Path
+	var ok bool
+	err := ns.View(ctx, func(tx *Tx) (err error) { p, ok, err = tx.ShortestPath(ctx, from, to, label, dir); return err })
+	return p, ok, err
+}
+
+

@@ -1,0 +1,434 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/btree"
+)
+
+// Tx is a transaction on one namespace. Read-write transactions come from
+// Namespace.Update, read-only ones from Namespace.View. A Tx is valid only
+// inside the function it was passed to, and is not safe for concurrent use.
+//
+// A read-write Tx sees its own writes. Its writes become visible to others,
+// all at once, when Update's function returns nil; Update returns only
+// after they are as durable as the sync mode promises. If the function
+// returns an error or panics, nothing it wrote is ever visible.
+type Tx struct {
+	ns       *Namespace
+	writable bool
+	done     bool
+	lsn      uint64 // the namespace's last LSN when the tx began
+
+	// read-write state
+	enc    opEncoder
+	nops   int
+	writes map[pkey]wval
+	vtree  *btree.BTreeG[vitem] // sealed copy plus this tx's writes, made on first region read
+	meta   map[string]wval
+
+	// read-only state
+	snap *snapshot
+
+	edges *edgeTrees // copy (plus this tx's edge writes), made on first use
+}
+
+type wval struct {
+	val  []byte
+	tomb bool
+}
+
+// snapshot is a namespace frozen at one LSN.
+type snapshot struct {
+	lsn   uint64
+	tree  *btree.BTreeG[vitem]
+	edges edgeTrees
+	meta  map[string]mentry
+}
+
+type mentry struct {
+	val []byte
+	lsn uint64 // with tombBit
+}
+
+// Namespace returns the namespace the transaction runs in.
+func (tx *Tx) Namespace() *Namespace { return tx.ns }
+
+// Writable reports whether the transaction may write.
+func (tx *Tx) Writable() bool { return tx.writable }
+
+func (tx *Tx) check(write bool) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	if write && !tx.writable {
+		return fmt.Errorf("%w: transaction", ErrReadOnly)
+	}
+	return nil
+}
+
+// Get returns the value at c, or ErrNotFound. The returned slice must not
+// be modified; it stays valid after the transaction.
+func (tx *Tx) Get(c []int32) ([]byte, error) {
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	ns := tx.ns
+	if err := checkCoord(c, ns.dims); err != nil {
+		return nil, err
+	}
+	k := toPkey(c)
+	if tx.writable {
+		if w, ok := tx.writes[k]; ok {
+			if w.tomb {
+				return nil, ErrNotFound
+			}
+			return w.val, nil
+		}
+		// Holding the writer lock: nobody else changes live.
+		if s, ok := ns.idx.live[k]; ok {
+			return s.val, nil
+		}
+		return nil, ErrNotFound
+	}
+	// Read-only: if nothing was written since the snapshot, the hash map
+	// answers for it in one probe.
+	ns.mu.RLock()
+	if ns.lastLSN.Load() == tx.snap.lsn {
+		s, ok := ns.idx.live[k]
+		ns.mu.RUnlock()
+		if !ok {
+			return nil, ErrNotFound
+		}
+		return s.val, nil
+	}
+	ns.mu.RUnlock()
+	v, _, ok := treeGet(tx.snap.tree, ns.curve, c)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return v, nil
+}
+
+// Put writes value at c. The value is copied.
+func (tx *Tx) Put(c []int32, value []byte) error {
+	if err := tx.check(true); err != nil {
+		return err
+	}
+	ns := tx.ns
+	if err := ns.checkPut(c, value); err != nil {
+		return err
+	}
+	v := append([]byte(nil), value...)
+	k := toPkey(c)
+	tx.enc.put(ns.id, c, v)
+	tx.nops++
+	if tx.writes == nil {
+		tx.writes = make(map[pkey]wval)
+	}
+	tx.writes[k] = wval{val: v}
+	if tx.vtree != nil {
+		tx.vtree.Set(vitem{key: ns.curve.Encode(c), c: k, val: v})
+	}
+	return nil
+}
+
+// Delete removes the value at c and reports whether there was one.
+func (tx *Tx) Delete(c []int32) (bool, error) {
+	if err := tx.check(true); err != nil {
+		return false, err
+	}
+	if _, err := tx.Get(c); err != nil {
+		if err == ErrNotFound {
+			return false, nil
+		}
+		return false, err
+	}
+	ns := tx.ns
+	k := toPkey(c)
+	tx.enc.del(ns.id, c)
+	tx.nops++
+	if tx.writes == nil {
+		tx.writes = make(map[pkey]wval)
+	}
+	tx.writes[k] = wval{tomb: true}
+	if tx.vtree != nil {
+		tx.vtree.Set(vitem{key: ns.curve.Encode(c), c: k, lsn: tombBit})
+	}
+	return true, nil
+}
+
+// tree returns the ordered view the transaction reads regions from.
+func (tx *Tx) tree() *btree.BTreeG[vitem] {
+	if !tx.writable {
+		return tx.snap.tree
+	}
+	if tx.vtree == nil {
+		ns := tx.ns
+		ns.mu.Lock()
+		ns.idx.seal()
+		tx.vtree = ns.idx.tree.Copy()
+		ns.mu.Unlock()
+		for k, w := range tx.writes {
+			it := vitem{key: ns.curve.Encode(k[:ns.dims]), c: k, val: w.val}
+			if w.tomb {
+				it.lsn = tombBit
+			}
+			tx.vtree.Set(it)
+		}
+	}
+	return tx.vtree
+}
+
+// Region iterates the values inside the box [min, max] (inclusive on every
+// axis) in curve order, at most limit of them (0 = all). The coordinate
+// slice is reused between steps; copy it to keep it.
+func (tx *Tx) Region(min, max []int32, limit int) (iter.Seq2[[]int32, []byte], error) {
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	ns := tx.ns
+	if err := checkBox(min, max, ns.dims); err != nil {
+		return nil, err
+	}
+	t := tx.tree()
+	min, max = slices.Clone(min), slices.Clone(max)
+	return func(yield func([]int32, []byte) bool) {
+		buf := make([]int32, ns.dims)
+		n := 0
+		scanTree(t, ns.curve, min, max, func(it *vitem) bool {
+			copy(buf, it.c[:ns.dims])
+			n++
+			return yield(buf, it.val) && (limit <= 0 || n < limit)
+		})
+	}, nil
+}
+
+// Count returns the number of values inside the box [min, max].
+func (tx *Tx) Count(min, max []int32) (int, error) {
+	if err := tx.check(false); err != nil {
+		return 0, err
+	}
+	if err := checkBox(min, max, tx.ns.dims); err != nil {
+		return 0, err
+	}
+	n := 0
+	scanTree(tx.tree(), tx.ns.curve, min, max, func(*vitem) bool { n++; return true })
+	return n, nil
+}
+
+func (tx *Tx) edgeTrees() *edgeTrees {
+	if tx.edges == nil {
+		if !tx.writable {
+			tx.edges = &tx.snap.edges
+		} else {
+			ns := tx.ns
+			ns.mu.Lock()
+			g := ns.edges.copy()
+			ns.mu.Unlock()
+			tx.edges = &g
+		}
+	}
+	return tx.edges
+}
+
+// Link creates or replaces the edge from -[label]-> to.
+func (tx *Tx) Link(from, to []int32, label string, weight float64, value []byte) error {
+	if err := tx.check(true); err != nil {
+		return err
+	}
+	ns := tx.ns
+	if err := ns.checkEdge(from, to, label); err != nil {
+		return err
+	}
+	if err := checkWeight(weight); err != nil {
+		return err
+	}
+	if len(value) > ns.maxValue {
+		return fmt.Errorf("%w: edge value of %d bytes, namespace %q allows %d", ErrValueTooLarge, len(value), ns.name, ns.maxValue)
+	}
+	v := append([]byte(nil), value...)
+	tx.enc.link(ns.id, from, to, label, weight, v)
+	tx.nops++
+	tx.edgeTrees().link(toPkey(from), toPkey(to), label, weight, v, 0)
+	return nil
+}
+
+// Unlink removes the edge from -[label]-> to and reports whether it existed.
+func (tx *Tx) Unlink(from, to []int32, label string) (bool, error) {
+	if err := tx.check(true); err != nil {
+		return false, err
+	}
+	ns := tx.ns
+	if err := ns.checkEdge(from, to, label); err != nil {
+		return false, err
+	}
+	if !tx.edgeTrees().unlink(toPkey(from), toPkey(to), label, 0) {
+		return false, nil
+	}
+	tx.enc.unlink(ns.id, from, to, label)
+	tx.nops++
+	return true, nil
+}
+
+// Edges iterates the edges of c in direction dir whose label is label (""
+// = any). An In edge is reported as stored: From is the other end, To is c.
+func (tx *Tx) Edges(c []int32, dir Direction, label string) (iter.Seq[Edge], error) {
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	ns := tx.ns
+	if err := checkCoord(c, ns.dims); err != nil {
+		return nil, err
+	}
+	if err := checkLabel(label); err != nil {
+		return nil, err
+	}
+	g := tx.edgeTrees()
+	k := toPkey(c)
+	dims := ns.dims
+	return func(yield func(Edge) bool) {
+		ok := true
+		if dir == Out || dir == Both {
+			scanEdges(g.out, k, label, func(e *eitem) bool {
+				ok = yield(Edge{From: slices.Clone(e.a[:dims]), To: slices.Clone(e.b[:dims]), Label: e.label, Weight: e.weight, Value: e.val})
+				return ok
+			})
+		}
+		if ok && (dir == In || dir == Both) {
+			scanEdges(g.in, k, label, func(e *eitem) bool {
+				return yield(Edge{From: slices.Clone(e.b[:dims]), To: slices.Clone(e.a[:dims]), Label: e.label, Weight: e.weight, Value: e.val})
+			})
+		}
+	}, nil
+}
+
+// Meta returns the namespace metadata value under key. Metadata is a small
+// key-value map beside the coordinates, written and made durable like any
+// other write; the program registry keeps programs in it.
+func (tx *Tx) Meta(key string) ([]byte, bool) {
+	if tx.done {
+		return nil, false
+	}
+	if tx.writable {
+		if w, ok := tx.meta[key]; ok {
+			return w.val, !w.tomb
+		}
+		m, ok := tx.ns.meta[key]
+		if !ok || m.lsn&tombBit != 0 {
+			return nil, false
+		}
+		return m.val, true
+	}
+	m, ok := tx.snap.meta[key]
+	if !ok || m.lsn&tombBit != 0 {
+		return nil, false
+	}
+	return m.val, true
+}
+
+// MetaKeys returns the metadata keys with the prefix, sorted.
+func (tx *Tx) MetaKeys(prefix string) []string {
+	if tx.done {
+		return nil
+	}
+	src := tx.ns.meta
+	if !tx.writable {
+		src = tx.snap.meta
+	}
+	set := map[string]bool{}
+	for k, m := range src {
+		if strings.HasPrefix(k, prefix) && m.lsn&tombBit == 0 {
+			set[k] = true
+		}
+	}
+	for k, w := range tx.meta {
+		if strings.HasPrefix(k, prefix) {
+			set[k] = !w.tomb
+		}
+	}
+	var keys []string
+	for k, ok := range set {
+		if ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// SetMeta writes a metadata value.
+func (tx *Tx) SetMeta(key string, value []byte) error {
+	if err := tx.check(true); err != nil {
+		return err
+	}
+	if err := checkName("meta key", key); err != nil {
+		return err
+	}
+	v := append([]byte(nil), value...)
+	tx.enc.metaPut(tx.ns.id, key, v)
+	tx.nops++
+	if tx.meta == nil {
+		tx.meta = map[string]wval{}
+	}
+	tx.meta[key] = wval{val: v}
+	return nil
+}
+
+// DeleteMeta removes a metadata value and reports whether it existed.
+func (tx *Tx) DeleteMeta(key string) (bool, error) {
+	if err := tx.check(true); err != nil {
+		return false, err
+	}
+	if _, ok := tx.Meta(key); !ok {
+		return false, nil
+	}
+	tx.enc.metaDel(tx.ns.id, key)
+	tx.nops++
+	if tx.meta == nil {
+		tx.meta = map[string]wval{}
+	}
+	tx.meta[key] = wval{tomb: true}
+	return true, nil
+}
+
+// Walk runs a built-in BFS or DFS from start; see WalkOptions.
+func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, error) {
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	if err := checkCoord(start, tx.ns.dims); err != nil {
+		return nil, err
+	}
+	if err := checkLabel(o.Label); err != nil {
+		return nil, err
+	}
+	return walk(ctx, tx.edgeTrees(), tx.ns.dims, toPkey(start), o)
+}
+
+// ShortestPath returns the least-weight path from one coordinate to another
+// over edges with the label ("" = any) in the direction; ok is false when
+// there is none. Weights must be non-negative for the answer to be least.
+func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
+	if err := tx.check(false); err != nil {
+		return Path{}, false, err
+	}
+	ns := tx.ns
+	if err := checkCoord(from, ns.dims); err != nil {
+		return Path{}, false, err
+	}
+	if err := checkCoord(to, ns.dims); err != nil {
+		return Path{}, false, err
+	}
+	if err := checkLabel(label); err != nil {
+		return Path{}, false, err
+	}
+	return shortestPath(ctx, tx.edgeTrees(), ns.dims, toPkey(from), toPkey(to), label, dir)
+}
+
+func cloneMeta(m map[string]mentry) map[string]mentry { return maps.Clone(m) }
