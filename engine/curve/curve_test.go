@@ -25,6 +25,15 @@ func rng(t testing.TB) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
+// iterations picks the full count, or the short one under -short or -race
+// (the race detector slows these loops some fifty times).
+func iterations(full, short int) int {
+	if testing.Short() || raceEnabled {
+		return short
+	}
+	return full
+}
+
 var kinds = []curve.Kind{curve.Hilbert, curve.Morton}
 
 func mustNew(t testing.TB, k curve.Kind, dims int) *curve.Curve {
@@ -184,10 +193,7 @@ func TestHilbertKnown(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	r := rng(t)
-	n := 2000
-	if testing.Short() {
-		n = 200
-	}
+	n := iterations(2000, 200)
 	for _, k := range kinds {
 		for d := 1; d <= curve.MaxDims; d++ {
 			c := mustNew(t, k, d)

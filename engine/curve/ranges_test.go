@@ -141,10 +141,7 @@ func max64(a, b int64) int64 {
 
 func TestRangesSmallBoxes(t *testing.T) {
 	r := rng(t)
-	iters := 60
-	if testing.Short() {
-		iters = 15
-	}
+	iters := iterations(20, 5)
 	sides := []int{0, 1, 16, 40, 12, 6, 4, 3, 2} // max side per dims, keeps boxes enumerable
 	for _, k := range kinds {
 		for d := 1; d <= curve.MaxDims; d++ {
@@ -170,10 +167,7 @@ func TestRangesSmallBoxes(t *testing.T) {
 // points: corners, random interior points, and the shape rules.
 func TestRangesLargeBoxes(t *testing.T) {
 	r := rng(t)
-	iters := 40
-	if testing.Short() {
-		iters = 10
-	}
+	iters := iterations(12, 4)
 	for _, k := range kinds {
 		for d := 1; d <= curve.MaxDims; d++ {
 			c := mustNew(t, k, d)
@@ -183,7 +177,7 @@ func TestRangesLargeBoxes(t *testing.T) {
 					rs := c.Ranges(min, max, budget)
 					checkShape(t, c, min, max, budget, rs)
 					p := make([]int32, d)
-					for range 200 {
+					for range 50 {
 						for j := range p {
 							switch r.IntN(3) {
 							case 0:
@@ -296,6 +290,9 @@ func TestContains(t *testing.T) {
 }
 
 func TestAppendRangesNoAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under -race")
+	}
 	c := mustNew(t, curve.Hilbert, 3)
 	min, max := []int32{-10, 20, 300}, []int32{53, 83, 363}
 	dst := make([]curve.Range, 0, 64)
