@@ -250,6 +250,22 @@ func testErrors(t *testing.T, fsys vfs.FS, dir string) {
 	if _, err := fsys.Create(dir); !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("Create of a directory: %v", err)
 	}
+	sub := filepath.Join(dir, "x")
+	if err := fsys.MkdirAll(filepath.Join(sub, "y"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Rename(sub, filepath.Join(sub, "y", "z")); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Rename into own subtree: %v", err)
+	}
+	if err := fsys.Rename(file, sub); !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("Rename file over directory: %v", err)
+	}
+	if err := fsys.Rename(filepath.Join(sub, "y"), file); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("Rename directory over file: %v", err)
+	}
+	if err := fsys.Rename(filepath.Join(sub, "y"), filepath.Join(dir, "y2")); err != nil {
+		t.Errorf("Rename directory: %v", err)
+	}
 }
 
 func testLock(t *testing.T, fsys vfs.FS, dir string) {

@@ -46,6 +46,9 @@
 //     was not followed by SyncDir of its parent disappears; an unsynced
 //     rename is undone; an unsynced removal is undone (the file reappears
 //     with its durable contents). Directories never hold partial results.
+//     A rename across directories of which only one was synced can lose the
+//     file (only the source synced) or leave it under both names, one
+//     inode, like a hard link (only the target synced).
 //  2. Every file that survives holds its durable contents. CrashClean keeps
 //     nothing more. Crash may in addition keep part of what was written
 //     since the last Sync, chosen with rng as listed below.

@@ -78,7 +78,14 @@ func resize(b []byte, n int64) []byte {
 		return b[:n]
 	}
 	old := len(b)
-	b = slices.Grow(b, int(n)-old)[:n]
+	if n > int64(cap(b)) {
+		// Double rather than let append grow by 1.25x: a log file grows
+		// by small appends, and each growth copies the whole file.
+		nb := make([]byte, n, max(n, 2*int64(cap(b))))
+		copy(nb, b)
+		return nb
+	}
+	b = b[:n]
 	clear(b[old:])
 	return b
 }
@@ -126,12 +133,12 @@ func NewMem() *MemFS {
 }
 
 // split turns a path into its components below the root.
-func split(name string) ([]string, error) {
+func split(name string) []string {
 	p := path.Clean("/" + filepath.ToSlash(name))
 	if p == "/" {
-		return nil, nil
+		return nil
 	}
-	return strings.Split(p[1:], "/"), nil
+	return strings.Split(p[1:], "/")
 }
 
 func pathErr(op, name string, err error) error {
@@ -156,20 +163,13 @@ func (fs *MemFS) walk(comps []string) (*memNode, error) {
 
 // lookup returns the node a path names.
 func (fs *MemFS) lookup(name string) (*memNode, error) {
-	comps, err := split(name)
-	if err != nil {
-		return nil, err
-	}
-	return fs.walk(comps)
+	return fs.walk(split(name))
 }
 
 // parent returns the directory holding the entry name, and the entry's base
 // name. The root has no parent.
 func (fs *MemFS) parent(name string) (*memNode, string, error) {
-	comps, err := split(name)
-	if err != nil {
-		return nil, "", err
-	}
+	comps := split(name)
 	if len(comps) == 0 {
 		return nil, "", syscall.EBUSY
 	}
@@ -245,7 +245,8 @@ func (fs *MemFS) Remove(name string) error {
 	return nil
 }
 
-// Rename implements FS. The inode moves with its durable contents; the
+// Rename implements FS, with os.Rename's rules (an existing directory is
+// never replaced). The inode moves with its durable contents; the
 // directory change is volatile until SyncDir of both directories involved.
 func (fs *MemFS) Rename(oldname, newname string) error {
 	fs.mu.Lock()
@@ -269,20 +270,18 @@ func (fs *MemFS) Rename(oldname, newname string) error {
 		return nil
 	}
 	if n.isDir {
-		oc, _ := split(oldname)
-		nc, _ := split(newname)
+		oc, nc := split(oldname), split(newname)
 		if len(nc) > len(oc) && slices.Equal(nc[:len(oc)], oc) {
 			return perr(syscall.EINVAL) // into its own subtree
 		}
 	}
 	if dst, ok := ndir.children[nbase]; ok {
 		switch {
-		case dst.isDir && !n.isDir:
-			return perr(syscall.EISDIR)
-		case !dst.isDir && n.isDir:
+		case dst.isDir:
+			// os.Rename refuses to replace any directory; so does this.
+			return perr(syscall.EEXIST)
+		case n.isDir:
 			return perr(syscall.ENOTDIR)
-		case dst.isDir && len(dst.children) > 0:
-			return perr(syscall.ENOTEMPTY)
 		}
 	}
 	delete(odir.children, obase)
@@ -295,12 +294,8 @@ func (fs *MemFS) Rename(oldname, newname string) error {
 func (fs *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	comps, err := split(dir)
-	if err != nil {
-		return pathErr("mkdir", dir, err)
-	}
 	n := fs.root
-	for _, c := range comps {
+	for _, c := range split(dir) {
 		next, ok := n.children[c]
 		if !ok {
 			next = newDir(perm)

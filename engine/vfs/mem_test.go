@@ -110,6 +110,41 @@ func TestMem_RenameKeepsDurableContents(t *testing.T) {
 	})
 }
 
+func TestMem_CrossDirectoryRename(t *testing.T) {
+	setup := func(syncDirs ...string) func(*vfs.MemFS) {
+		return func(fsys *vfs.MemFS) {
+			fsys.MkdirAll("/d1", 0o755)
+			fsys.MkdirAll("/d2", 0o755)
+			mustSyncDir(t, fsys, "/")
+			writeDurable(t, fsys, "/d1", "/d1/f", []byte("F"))
+			if err := fsys.Rename("/d1/f", "/d2/f"); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range syncDirs {
+				mustSyncDir(t, fsys, d)
+			}
+		}
+	}
+	eachCrash(t, setup("/d1", "/d2"), func(t *testing.T, fsys *vfs.MemFS) {
+		wantMissing(t, fsys, "/d1/f")
+		wantContents(t, fsys, "/d2/f", []byte("F"))
+	})
+	eachCrash(t, setup("/d1"), func(t *testing.T, fsys *vfs.MemFS) {
+		wantMissing(t, fsys, "/d1/f") // lost under both names
+		wantMissing(t, fsys, "/d2/f")
+	})
+	// Only the target synced: both names survive, on one inode.
+	fsys := vfs.NewMem()
+	setup("/d2")(fsys)
+	fsys.CrashClean()
+	wantContents(t, fsys, "/d1/f", []byte("F"))
+	wantContents(t, fsys, "/d2/f", []byte("F"))
+	f, _ := fsys.OpenReadWrite("/d1/f")
+	f.Write([]byte("G"))
+	f.Close()
+	wantContents(t, fsys, "/d2/f", []byte("G"))
+}
+
 func TestMem_RemovedFileReappears(t *testing.T) {
 	eachCrash(t, func(fsys *vfs.MemFS) {
 		writeDurable(t, fsys, "/", "/f", []byte("still here"))
