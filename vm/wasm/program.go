@@ -1,0 +1,223 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/cubelinux/cube/vm"
+)
+
+// Program is a compiled module. It implements vm.Program; Run may be
+// called concurrently.
+type Program struct {
+	s       *Sandbox
+	rt      wazero.Runtime // one per program: the memory limit is a runtime setting
+	mod     wazero.CompiledModule
+	mcfg    wazero.ModuleConfig
+	lim     vm.Limits
+	hasInit bool
+
+	mu     sync.Mutex
+	idle   []instance // vm.Reuse only
+	closed bool
+}
+
+var _ vm.Program = (*Program)(nil)
+
+type instance struct {
+	m   api.Module
+	run api.Function
+}
+
+// instantiate makes a new instance in its initial state: start function
+// run, _initialize called.
+func (p *Program) instantiate(ctx context.Context) (instance, error) {
+	m, err := p.rt.InstantiateModule(ctx, p.mod, p.mcfg)
+	if err != nil {
+		return instance{}, err
+	}
+	if p.hasInit {
+		var stack [1]uint64
+		if err := m.ExportedFunction("_initialize").CallWithStack(ctx, stack[:]); err != nil {
+			_ = m.Close(context.WithoutCancel(ctx))
+			return instance{}, err
+		}
+	}
+	return instance{m: m, run: m.ExportedFunction("run")}, nil
+}
+
+func (p *Program) acquire(ctx context.Context) (instance, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return instance{}, ErrClosed
+	}
+	if n := len(p.idle); n > 0 {
+		in := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return in, nil
+	}
+	p.mu.Unlock()
+	return p.instantiate(ctx)
+}
+
+// release closes a Fresh instance, or parks a healthy Reuse one for the
+// next run.
+func (p *Program) release(ctx context.Context, in instance, healthy bool) {
+	if healthy && p.lim.Isolation == vm.Reuse {
+		p.mu.Lock()
+		if !p.closed {
+			p.idle = append(p.idle, in)
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+	_ = in.m.Close(context.WithoutCancel(ctx))
+}
+
+// Run implements vm.Program. On failure it returns the partial Result
+// (logs, counters; no output) beside the *vm.Error, so callers can show the
+// guest's log of a failed run.
+func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result, error) {
+	if host == nil || host.Dims() < 1 || host.Dims() > 8 {
+		return vm.Result{}, fmt.Errorf("wasm: run: host must have 1 to 8 dimensions")
+	}
+	rs := &runState{host: host, dims: host.Dims(), args: args, g: vm.NewGuard(p.lim)}
+	var tctx context.Context
+	var cancel context.CancelFunc
+	if p.lim.Timeout > 0 {
+		tctx, cancel = context.WithTimeout(ctx, p.lim.Timeout)
+	} else {
+		tctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	rctx := context.WithValue(tctx, stateKey{}, rs)
+
+	in, err := p.acquire(rctx)
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return vm.Result{}, &vm.Error{Kind: vm.KindAborted, Msg: "program closed", Err: err}
+		}
+		return rs.g.Result(), p.classify(ctx, tctx, err, rs, nil)
+	}
+	var stack [1]uint64
+	err = in.run.CallWithStack(rctx, stack[:])
+	rs.closeCursors()
+	var ec exitCode
+	exited := errors.As(err, &ec)
+	if exited && ec == 0 {
+		err, stack[0] = nil, 0 // proc_exit(0): a successful end, but the instance is spent
+	}
+	res := rs.g.Result()
+	if e := rs.g.Err(); e != nil {
+		p.release(ctx, in, false)
+		res.Output = nil
+		return res, e
+	}
+	if err != nil {
+		e := p.classify(ctx, tctx, err, rs, memory(in.m))
+		p.release(ctx, in, false)
+		res.Output = nil
+		return res, e
+	}
+	p.release(ctx, in, !exited)
+	if status := int32(stack[0]); status != 0 {
+		res.Output = nil
+		msg := rs.errMsg
+		if !rs.hasErr {
+			msg = fmt.Sprintf("run returned status %d", status)
+		}
+		return res, &vm.Error{Kind: vm.KindGuest, Msg: msg}
+	}
+	return res, nil
+}
+
+// classify turns what wazero returned into a *vm.Error. ctx is the
+// caller's context, tctx the run's (with the time limit).
+func (p *Program) classify(ctx, tctx context.Context, err error, rs *runState, mem api.Memory) error {
+	if rs != nil {
+		if e := rs.g.Err(); e != nil {
+			return e
+		}
+	}
+	var ve *vm.Error
+	if errors.As(err, &ve) {
+		e := *ve
+		e.Err = err // keeps the wasm stack trace
+		return p.atMemoryLimit(&e, mem)
+	}
+	var se *sys.ExitError
+	switch {
+	case errors.As(err, &se) && se.ExitCode() == sys.ExitCodeDeadlineExceeded,
+		errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return &vm.Error{Kind: vm.KindTimeout, Msg: fmt.Sprintf("still running after the time limit of %v", p.lim.Timeout), Err: err}
+	case errors.As(err, &se) && se.ExitCode() == sys.ExitCodeContextCanceled, ctx.Err() != nil:
+		return &vm.Error{Kind: vm.KindAborted, Msg: "the run was cancelled", Err: ctx.Err()}
+	}
+	var ec exitCode
+	if errors.As(err, &ec) {
+		e := &vm.Error{Kind: vm.KindGuest, Msg: fmt.Sprintf("the guest exited with code %d", uint32(ec)), Err: err}
+		if rs != nil && rs.hasErr {
+			e.Msg = rs.errMsg
+		}
+		return p.atMemoryLimit(e, mem)
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "\nwasm stack trace"); i >= 0 {
+		msg = msg[:i]
+	}
+	if mem == nil && rs == nil {
+		// The trial instantiation failed for a reason other than a trap in
+		// the start function: the module does not link.
+		if !strings.HasPrefix(msg, "wasm error:") {
+			return &vm.Error{Kind: vm.KindBadModule, Msg: msg, Err: err}
+		}
+	}
+	return p.atMemoryLimit(&vm.Error{Kind: vm.KindTrap, Msg: strings.TrimPrefix(msg, "wasm error: "), Err: err}, mem)
+}
+
+// atMemoryLimit reports a trap or exit as KindMemoryLimit when the guest's
+// memory was within 1 MiB of the limit at the time: wazero makes a
+// memory.grow past the limit return -1 rather than trap, and guests then
+// trap or exit on their own (Go's runtime exits, C's malloc returns NULL
+// and the program decides). A guest error the program set itself stays a
+// guest error.
+func (p *Program) atMemoryLimit(e *vm.Error, mem api.Memory) *vm.Error {
+	if mem == nil || p.lim.MemoryBytes < 0 || (e.Kind != vm.KindTrap && e.Kind != vm.KindGuest) {
+		return e
+	}
+	limit := int64(memoryPages(p.lim.MemoryBytes)) * 65536
+	if int64(mem.Size())+1<<20 > limit {
+		return &vm.Error{Kind: vm.KindMemoryLimit, Msg: fmt.Sprintf("guest memory reached the limit of %d bytes (then: %s)", limit, e.Msg), Err: e}
+	}
+	return e
+}
+
+// Close implements vm.Program.
+func (p *Program) Close(ctx context.Context) error {
+	p.s.mu.Lock()
+	delete(p.s.progs, p)
+	p.s.mu.Unlock()
+	return p.close(ctx)
+}
+
+func (p *Program) close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.idle = nil
+	p.mu.Unlock()
+	return p.rt.Close(ctx) // closes every instance, idle or running
+}
