@@ -33,7 +33,7 @@ func Open(opts Options, after uint64, replay func(lsn uint64, payload []byte) er
 		return nil, Report{}, errors.New("wal: Options.FS is nil")
 	}
 	fs, dir := opts.FS, opts.Dir
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirDurable(fs, dir); err != nil {
 		return nil, Report{}, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	lock, err := fs.Lock(filepath.Join(dir, lockName))
@@ -266,4 +266,32 @@ func Verify(fs vfs.FS, dir string, c *crypt.Cipher) (Report, error) {
 		return st.rep, st.corrupt
 	}
 	return st.rep, nil
+}
+
+// mkdirDurable creates dir and its missing parents, and fsyncs the parent
+// of each directory it created: a new directory's entry is not durable
+// until its parent is synced.
+func mkdirDurable(fs vfs.FS, dir string) error {
+	var created []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := fs.Stat(p); err == nil {
+			break
+		}
+		created = append(created, p)
+		if parent := filepath.Dir(p); parent == p {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range created {
+		if err := fs.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
