@@ -10,6 +10,7 @@ import (
 
 	"github.com/cubelinux/cube/engine/checkpoint"
 	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/vfs"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -39,7 +40,7 @@ func TestRoundTrip(t *testing.T) {
 				dir := t.TempDir()
 				h := checkpoint.Header{Kind: checkpoint.Delta, LSN: 1 << 40, Prev: 99, Created: created}
 				path := filepath.Join(dir, checkpoint.FileName(h))
-				info := writeFile(t, osFS{}, path, h, c, tc.recs)
+				info := writeFile(t, vfs.OS(), path, h, c, tc.recs)
 				if info.Records != uint64(len(tc.recs)) || info.Path != path {
 					t.Fatalf("info %+v, want %d records", info, len(tc.recs))
 				}
@@ -50,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 				if c != nil {
 					c = newCipher(t, 7)
 				}
-				got, gh, err := readAll(osFS{}, path, c)
+				got, gh, err := readAll(vfs.OS(), path, c)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -65,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 						t.Fatalf("record %d differs (len %d, want %d)", i, len(got[i]), len(tc.recs[i]))
 					}
 				}
-				vi, err := checkpoint.Verify(osFS{}, path, c)
+				vi, err := checkpoint.Verify(vfs.OS(), path, c)
 				if err != nil || vi != info {
 					t.Fatalf("Verify = %+v, %v; want %+v", vi, err, info)
 				}
@@ -85,8 +86,8 @@ func TestRoundTrip(t *testing.T) {
 func TestAllIterator(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.ckpt")
 	recs := [][]byte{[]byte("a"), []byte("bb"), []byte("ccc")}
-	writeFile(t, osFS{}, path, checkpoint.Header{Kind: checkpoint.Base, LSN: 3}, nil, recs)
-	r, h, err := checkpoint.Open(osFS{}, path, nil)
+	writeFile(t, vfs.OS(), path, checkpoint.Header{Kind: checkpoint.Base, LSN: 3}, nil, recs)
+	r, h, err := checkpoint.Open(vfs.OS(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestAllIterator(t *testing.T) {
 
 func TestCreateRules(t *testing.T) {
 	dir := t.TempDir()
-	fs := osFS{}
+	fs := vfs.OS()
 	bad := []checkpoint.Header{
 		{Kind: 0, LSN: 1},
 		{Kind: 3, LSN: 1},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cubelinux/cube/engine/checkpoint"
 	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/vfs"
 )
 
 // Layout constants from doc.go, used to name the region a byte is in.
@@ -38,7 +39,7 @@ func TestEveryFlippedByte(t *testing.T) {
 			t.Run(fmtCase(len(recs), enc), func(t *testing.T) {
 				dir := t.TempDir()
 				path := filepath.Join(dir, "f.ckpt")
-				writeFile(t, osFS{}, path, checkpoint.Header{Kind: checkpoint.Base, LSN: 77}, c, recs)
+				writeFile(t, vfs.OS(), path, checkpoint.Header{Kind: checkpoint.Base, LSN: 77}, c, recs)
 				orig, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)
@@ -57,10 +58,7 @@ func TestEveryFlippedByte(t *testing.T) {
 					for _, mask := range []byte{0x01, 0x80, 0xff} {
 						b := bytes.Clone(orig)
 						b[off] ^= mask
-						if err := os.WriteFile(path, b, 0o644); err != nil {
-							t.Fatal(err)
-						}
-						_, err := checkpoint.Verify(osFS{}, path, c)
+						_, err := checkpoint.Verify(memWith(t, path, b), path, c)
 						var ce *checkpoint.CorruptionError
 						if !errors.As(err, &ce) {
 							t.Fatalf("byte %d ^%#x: Verify = %v, want corruption", off, mask, err)
@@ -97,17 +95,14 @@ func TestTruncated(t *testing.T) {
 		}
 		dir := t.TempDir()
 		small := filepath.Join(dir, "small.ckpt")
-		writeFile(t, osFS{}, small, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, randRecords(rng, 20, 30))
+		writeFile(t, vfs.OS(), small, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, randRecords(rng, 20, 30))
 		big := filepath.Join(dir, "big.ckpt")
-		writeFile(t, osFS{}, big, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, randRecords(rng, 20000, 40))
+		writeFile(t, vfs.OS(), big, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, randRecords(rng, 20000, 40))
 
 		check := func(orig []byte, n int, tail []byte) {
 			t.Helper()
 			path := filepath.Join(dir, "cut.ckpt")
-			if err := os.WriteFile(path, append(bytes.Clone(orig[:n]), tail...), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := checkpoint.Verify(osFS{}, path, c)
+			_, err := checkpoint.Verify(memWith(t, path, append(bytes.Clone(orig[:n]), tail...)), path, c)
 			if !errors.Is(err, checkpoint.ErrIncomplete) || !checkpoint.IsCorruption(err) {
 				t.Fatalf("enc=%v: cut at %d of %d (+%d bytes): %v, want ErrIncomplete", enc, n, len(orig), len(tail), err)
 			}
@@ -148,8 +143,8 @@ func TestBlocksCannotMove(t *testing.T) {
 		a, b := filepath.Join(dir, "a.ckpt"), filepath.Join(dir, "b.ckpt")
 		os.Remove(a)
 		os.Remove(b)
-		writeFile(t, osFS{}, a, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, recs)
-		writeFile(t, osFS{}, b, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, recs)
+		writeFile(t, vfs.OS(), a, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, recs)
+		writeFile(t, vfs.OS(), b, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, recs)
 		ra, _ := os.ReadFile(a)
 		rb, _ := os.ReadFile(b)
 		var starts []int
@@ -165,7 +160,7 @@ func TestBlocksCannotMove(t *testing.T) {
 		copy(m[starts[1]:starts[2]], rb[starts[1]:starts[2]])
 		mixed := filepath.Join(dir, "mixed.ckpt")
 		os.WriteFile(mixed, m, 0o644)
-		if _, err := checkpoint.Verify(osFS{}, mixed, c); !checkpoint.IsCorruption(err) {
+		if _, err := checkpoint.Verify(vfs.OS(), mixed, c); !checkpoint.IsCorruption(err) {
 			t.Fatalf("enc=%v spliced block: %v", enc, err)
 		}
 		// Swap blocks 0 and 1 if they have the same length.
@@ -178,7 +173,7 @@ func TestBlocksCannotMove(t *testing.T) {
 			copy(m[starts[0]:], ra[starts[1]:starts[2]])
 			copy(m[starts[1]:], ra[starts[0]:starts[1]])
 			os.WriteFile(mixed, m, 0o644)
-			if _, err := checkpoint.Verify(osFS{}, mixed, c); !checkpoint.IsCorruption(err) {
+			if _, err := checkpoint.Verify(vfs.OS(), mixed, c); !checkpoint.IsCorruption(err) {
 				t.Fatalf("enc=%v swapped blocks: %v", enc, err)
 			}
 		}
@@ -188,38 +183,38 @@ func TestBlocksCannotMove(t *testing.T) {
 func TestWrongKey(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "k.ckpt")
-	writeFile(t, osFS{}, path, checkpoint.Header{Kind: checkpoint.Base, LSN: 9}, newCipher(t, 1), [][]byte{[]byte("secret")})
+	writeFile(t, vfs.OS(), path, checkpoint.Header{Kind: checkpoint.Base, LSN: 9}, newCipher(t, 1), [][]byte{[]byte("secret")})
 	before, _ := os.ReadFile(path)
 
-	_, _, err := checkpoint.Open(osFS{}, path, newCipher(t, 2))
+	_, _, err := checkpoint.Open(vfs.OS(), path, newCipher(t, 2))
 	if !errors.Is(err, checkpoint.ErrWrongKey) || checkpoint.IsCorruption(err) {
 		t.Fatalf("wrong key: %v, want ErrWrongKey and not corruption", err)
 	}
-	if _, err := checkpoint.Verify(osFS{}, path, newCipher(t, 2)); !errors.Is(err, checkpoint.ErrWrongKey) {
+	if _, err := checkpoint.Verify(vfs.OS(), path, newCipher(t, 2)); !errors.Is(err, checkpoint.ErrWrongKey) {
 		t.Fatalf("Verify with wrong key: %v", err)
 	}
-	if _, _, err := checkpoint.Open(osFS{}, path, nil); !errors.Is(err, checkpoint.ErrNeedKey) {
+	if _, _, err := checkpoint.Open(vfs.OS(), path, nil); !errors.Is(err, checkpoint.ErrNeedKey) {
 		t.Fatalf("no key: %v, want ErrNeedKey", err)
 	}
 	after, _ := os.ReadFile(path)
 	if !bytes.Equal(before, after) {
 		t.Fatal("file changed by opening with a wrong key")
 	}
-	if _, err := checkpoint.Verify(osFS{}, path, newCipher(t, 1)); err != nil {
+	if _, err := checkpoint.Verify(vfs.OS(), path, newCipher(t, 1)); err != nil {
 		t.Fatalf("right key: %v", err)
 	}
 
 	// A plain file opens whether or not a key is given.
 	plain := filepath.Join(dir, "p.ckpt")
-	writeFile(t, osFS{}, plain, checkpoint.Header{Kind: checkpoint.Base, LSN: 9}, nil, [][]byte{[]byte("x")})
-	if recs, _, err := readAll(osFS{}, plain, newCipher(t, 2)); err != nil || len(recs) != 1 {
+	writeFile(t, vfs.OS(), plain, checkpoint.Header{Kind: checkpoint.Base, LSN: 9}, nil, [][]byte{[]byte("x")})
+	if recs, _, err := readAll(vfs.OS(), plain, newCipher(t, 2)); err != nil || len(recs) != 1 {
 		t.Fatalf("plain file with a key: %v", err)
 	}
 }
 
 func TestNewerFormat(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "n.ckpt")
-	writeFile(t, osFS{}, path, checkpoint.Header{Kind: checkpoint.Base, LSN: 9}, nil, nil)
+	writeFile(t, vfs.OS(), path, checkpoint.Header{Kind: checkpoint.Base, LSN: 9}, nil, nil)
 	b, _ := os.ReadFile(path)
 	binary.LittleEndian.PutUint16(b[8:], checkpoint.Version+1)
 	// Recompute the header CRC as doc.go describes: CRC32C over [0:12]
@@ -228,7 +223,7 @@ func TestNewerFormat(t *testing.T) {
 	crc := crc32.Update(crc32.Update(0, tab, b[:12]), tab, b[16:headerLen])
 	binary.LittleEndian.PutUint32(b[12:], crc)
 	os.WriteFile(path, b, 0o644)
-	_, _, err := checkpoint.Open(osFS{}, path, nil)
+	_, _, err := checkpoint.Open(vfs.OS(), path, nil)
 	if !errors.Is(err, checkpoint.ErrNewerFormat) || checkpoint.IsCorruption(err) {
 		t.Fatalf("newer format: %v", err)
 	}

@@ -2,8 +2,10 @@ package checkpoint_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -78,4 +80,26 @@ func readAll(fs vfs.FS, path string, c *crypt.Cipher) ([][]byte, checkpoint.Head
 		}
 		out = append(out, bytes.Clone(rec))
 	}
+}
+
+func isNewer(err error) bool { return errors.Is(err, checkpoint.ErrNewerFormat) }
+
+// memWith returns an in-memory FS holding one file.
+func memWith(tb testing.TB, path string, data []byte) vfs.FS {
+	tb.Helper()
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := fs.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return fs
 }
