@@ -85,14 +85,6 @@ func (g *edgeTrees) unlink(from, to pkey, label string, lsn uint64) bool {
 	return true
 }
 
-func (g *edgeTrees) get(from, to pkey, label string) (eitem, bool) {
-	e, ok := g.out.Get(eitem{a: from, b: to, label: label})
-	if !ok || e.tomb() {
-		return eitem{}, false
-	}
-	return e, true
-}
-
 func (g *edgeTrees) purgeTombs(lsn uint64) {
 	keep := g.tombs[:0]
 	for _, k := range g.tombs {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/cubelinux/cube/engine/curve"
@@ -39,8 +38,8 @@ type vitem struct {
 	lsn uint64 // with tombBit for a tombstone
 }
 
-func (it *vitem) tomb() bool   { return it.lsn&tombBit != 0 }
-func (it *vitem) seq() uint64  { return it.lsn &^ tombBit }
+func (it *vitem) tomb() bool    { return it.lsn&tombBit != 0 }
+func (it *vitem) seq() uint64   { return it.lsn &^ tombBit }
 func vitemLess(a, b vitem) bool { return a.key.Less(b.key) }
 
 // slot is one value in the hash map.
@@ -181,13 +180,4 @@ func scanTree(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func
 			}
 		}
 	}
-}
-
-func comparePkey(a, b *pkey, dims int) int {
-	for i := 0; i < dims; i++ {
-		if c := cmp.Compare(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	return 0
 }

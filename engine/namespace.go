@@ -372,5 +372,3 @@ func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label s
 	err := ns.View(ctx, func(tx *Tx) (err error) { p, ok, err = tx.ShortestPath(ctx, from, to, label, dir); return err })
 	return p, ok, err
 }
-
-

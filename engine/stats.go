@@ -19,8 +19,8 @@ type RecoveryReport struct {
 	TornSegment   string // log file whose torn tail was cut ("" if none)
 	TornOffset    int64  // where it was cut
 	BytesDropped  int64  // how much was cut
-	Repaired      string   // the corruption Repair cut out ("" if none)
-	LostFirst     uint64   // the LSNs lost with it
+	Repaired      string // the corruption Repair cut out ("" if none)
+	LostFirst     uint64 // the LSNs lost with it
 	LostLast      uint64
 	CutFiles      []string // copies of what was cut
 	Duration      time.Duration
