@@ -246,7 +246,10 @@ func (c *Curve) refine(s *scratch, b *box, budget int) {
 		nd := s.nodes[it.idx]
 		c.splitCell(&nd, b, &sp, true)
 		if leaves+sp.nkids-1 > limit {
-			continue
+			// Stop rather than look for smaller splits further down the
+			// heap: measured, that costs three times the work for under
+			// 0.1% less over-scan.
+			break
 		}
 		leaves += sp.nkids - 1
 		first := int32(len(s.nodes))
