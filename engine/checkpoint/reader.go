@@ -68,7 +68,7 @@ func (r *Reader) init() error {
 		return fmt.Errorf("checkpoint: size of %s: %w", r.path, err)
 	}
 	r.size = size
-	fh, err := readHeader(r.f, r.path, size)
+	fh, hb, err := readHeader(r.f, r.path, size)
 	if err != nil {
 		return err
 	}
@@ -79,10 +79,6 @@ func (r *Reader) init() error {
 		}
 		// The header's CRC holds, so its bytes are what was written; if the
 		// key check does not open, the key is not the one that wrote it.
-		hb := make([]byte, headerLenV1)
-		if _, err := r.f.ReadAt(hb, 0); err != nil {
-			return fmt.Errorf("checkpoint: read %s: %w", r.path, err)
-		}
 		if _, err := r.c.Open(nil, hb[keyCheckOff:keyCheckOff+keyCheckLen], hb[16:keyCheckOff]); err != nil {
 			return fmt.Errorf("open %s: %w", r.path, ErrWrongKey)
 		}
@@ -92,54 +88,54 @@ func (r *Reader) init() error {
 	return r.readFooter()
 }
 
-// readHeader reads and checks the file header.
-func readHeader(f vfs.File, path string, size int64) (fileHeader, error) {
+// readHeader reads and checks the file header, and returns its bytes.
+func readHeader(f vfs.File, path string, size int64) (fileHeader, []byte, error) {
 	var pro [prologueLen]byte
 	if size < prologueLen {
-		return fileHeader{}, incomplete(path, 0, "file of %d bytes is shorter than a header", size)
+		return fileHeader{}, nil, incomplete(path, 0, "file of %d bytes is shorter than a header", size)
 	}
 	if _, err := f.ReadAt(pro[:], 0); err != nil {
-		return fileHeader{}, fmt.Errorf("checkpoint: read %s: %w", path, err)
+		return fileHeader{}, nil, fmt.Errorf("checkpoint: read %s: %w", path, err)
 	}
 	if string(pro[:8]) != magic {
-		return fileHeader{}, corrupt(path, 0, "not a checkpoint file (magic %q)", pro[:8])
+		return fileHeader{}, nil, corrupt(path, 0, "not a checkpoint file (magic %q)", pro[:8])
 	}
 	hlen := int64(le.Uint16(pro[10:]))
 	if hlen < prologueLen+8 || hlen > maxHeaderLen {
-		return fileHeader{}, corrupt(path, 10, "header length %d out of range", hlen)
+		return fileHeader{}, nil, corrupt(path, 10, "header length %d out of range", hlen)
 	}
 	if size < hlen {
-		return fileHeader{}, incomplete(path, 0, "file of %d bytes is shorter than its %d-byte header", size, hlen)
+		return fileHeader{}, nil, incomplete(path, 0, "file of %d bytes is shorter than its %d-byte header", size, hlen)
 	}
 	b := make([]byte, hlen)
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return fileHeader{}, fmt.Errorf("checkpoint: read %s: %w", path, err)
+		return fileHeader{}, nil, fmt.Errorf("checkpoint: read %s: %w", path, err)
 	}
 	if got, want := headerCRC(b), le.Uint32(b[12:]); got != want {
-		return fileHeader{}, corrupt(path, 0, "header checksum mismatch (stored %#08x, computed %#08x)", want, got)
+		return fileHeader{}, nil, corrupt(path, 0, "header checksum mismatch (stored %#08x, computed %#08x)", want, got)
 	}
 	// Only now that the CRC holds is the version trustworthy.
 	switch v := le.Uint16(b[8:]); {
 	case v > Version:
-		return fileHeader{}, newer(path, v)
+		return fileHeader{}, nil, newer(path, v)
 	case v == 0:
-		return fileHeader{}, corrupt(path, 8, "format version 0")
+		return fileHeader{}, nil, corrupt(path, 8, "format version 0")
 	}
 	if hlen != headerLenV1 {
-		return fileHeader{}, corrupt(path, 10, "header length %d, want %d for version %d", hlen, headerLenV1, Version)
+		return fileHeader{}, nil, corrupt(path, 10, "header length %d, want %d for version %d", hlen, headerLenV1, Version)
 	}
 	fh := fileHeader{length: hlen}
 	fh.Kind = Kind(b[16])
 	if fh.Kind != Base && fh.Kind != Delta {
-		return fileHeader{}, corrupt(path, 16, "unknown checkpoint kind %d", b[16])
+		return fileHeader{}, nil, corrupt(path, 16, "unknown checkpoint kind %d", b[16])
 	}
 	flags := b[17]
 	if flags&^flagEncrypted != 0 || le.Uint16(b[18:]) != 0 || le.Uint32(b[76:]) != 0 {
-		return fileHeader{}, corrupt(path, 17, "unknown flags %#x or reserved bytes set", flags)
+		return fileHeader{}, nil, corrupt(path, 17, "unknown flags %#x or reserved bytes set", flags)
 	}
 	fh.encrypted = flags&flagEncrypted != 0
 	if !fh.encrypted && !allZero(b[keyCheckOff:keyCheckOff+keyCheckLen]) {
-		return fileHeader{}, corrupt(path, keyCheckOff, "key check set in an unencrypted file")
+		return fileHeader{}, nil, corrupt(path, keyCheckOff, "key check set in an unencrypted file")
 	}
 	fh.salt = le.Uint32(b[20:])
 	fh.LSN = le.Uint64(b[24:])
@@ -148,9 +144,9 @@ func readHeader(f vfs.File, path string, size int64) (fileHeader, error) {
 		fh.Created = time.Unix(0, n)
 	}
 	if err := fh.validate(); err != nil {
-		return fileHeader{}, corrupt(path, 24, "%v", err)
+		return fileHeader{}, nil, corrupt(path, 24, "%v", err)
 	}
-	return fh, nil
+	return fh, b, nil
 }
 
 // readFooter finds and checks the footer at the end of the file.
@@ -254,6 +250,7 @@ func (r *Reader) Close() error {
 	}
 	err := r.f.Close()
 	r.f = nil
+	r.body = nil
 	if r.err == nil || r.err == io.EOF {
 		r.err = ErrClosed
 	}

@@ -76,7 +76,6 @@ func Create(fsys vfs.FS, path string, h Header, c *crypt.Cipher) (*Writer, error
 		c:       c,
 		salt:    le.Uint32(s[:]),
 		buf:     make([]byte, blockHdrLen, blockHdrLen+BlockSize+binary.MaxVarintLen64),
-		rolling: 0,
 	}
 	w.rolling = w.salt
 	if c != nil {
