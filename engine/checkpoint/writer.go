@@ -70,12 +70,12 @@ func Create(fsys vfs.FS, path string, h Header, c *crypt.Cipher) (*Writer, error
 	var s [4]byte
 	rand.Read(s[:]) // never fails (crypto/rand since Go 1.24)
 	w := &Writer{
-		fs:      fsys,
-		path:    path,
-		f:       f,
-		c:       c,
-		salt:    le.Uint32(s[:]),
-		buf:     make([]byte, blockHdrLen, blockHdrLen+BlockSize+binary.MaxVarintLen64),
+		fs:   fsys,
+		path: path,
+		f:    f,
+		c:    c,
+		salt: le.Uint32(s[:]),
+		buf:  make([]byte, blockHdrLen, blockHdrLen+BlockSize+binary.MaxVarintLen64),
 	}
 	w.rolling = w.salt
 	if c != nil {
