@@ -1,9 +1,7 @@
 package wasm_test
 
 import (
-	"bytes"
 	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -257,6 +255,3 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("compile after close: %v", err)
 	}
 }
-
-var _ = bytes.Equal
-var _ = math.Float64bits

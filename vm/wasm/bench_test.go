@@ -1,0 +1,112 @@
+package wasm_test
+
+import (
+	"encoding/binary"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/vm/vmtest"
+)
+
+// reportP50 times each iteration and reports the median as p50-ns.
+func reportP50(b *testing.B, op func()) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t := time.Now()
+		op()
+		lat = append(lat, time.Since(t))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
+
+// BenchmarkRun_Trivial: read args, one get, write output, in a fresh
+// instance per run.
+func BenchmarkRun_Trivial(b *testing.B) {
+	for _, iso := range []vm.Isolation{vm.Fresh, vm.Reuse} {
+		b.Run(iso.String(), func(b *testing.B) {
+			s := newSandbox(b)
+			p := compile(b, s, "trivial", vm.Limits{Isolation: iso})
+			h := vmtest.NewHost(3)
+			_ = h.Put(ctx, []int32{1, 2, 3}, []byte("value"))
+			args := coords(1, 2, 3)
+			reportP50(b, func() {
+				if res, err := p.Run(ctx, h, args); err != nil || len(res.Output) != 5 {
+					b.Fatal(res, err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkHostCall: the cost of one guest-to-host call (dims()), from a
+// run making 1,000,000 of them.
+func BenchmarkHostCall(b *testing.B) {
+	s := newSandbox(b)
+	p := compile(b, s, "hostcalls", vm.Limits{})
+	h := vmtest.NewHost(1)
+	const n = 1_000_000
+	args := coords(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Run(ctx, h, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/call")
+}
+
+func aggregateHost() (*vmtest.Host, []byte) {
+	h := vmtest.NewHost(2)
+	v := make([]byte, 8)
+	for x := range int32(256) {
+		for y := range int32(256) {
+			binary.LittleEndian.PutUint64(v, uint64(x*y))
+			_ = h.Put(ctx, []int32{x, y}, v)
+		}
+	}
+	return h, append(coords(0, 0), coords(255, 255)...)
+}
+
+// BenchmarkAggregate_WASM sums 65,536 values through region_next.
+func BenchmarkAggregate_WASM(b *testing.B) {
+	s := newSandbox(b)
+	p := compile(b, s, "aggregate", vm.Limits{})
+	h, args := aggregateHost()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := p.Run(ctx, h, args)
+		if err != nil || binary.LittleEndian.Uint64(res.Output[8:]) != 65536 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAggregate_Go is the same sum written in Go against the host.
+func BenchmarkAggregate_Go(b *testing.B) {
+	h, _ := aggregateHost()
+	b.ReportAllocs()
+	for b.Loop() {
+		var sum, n int64
+		cur := h.Region(ctx, []int32{0, 0}, []int32{255, 255})
+		for p, ok := cur.Next(); ok; p, ok = cur.Next() {
+			if len(p.Value) >= 8 {
+				sum += int64(binary.LittleEndian.Uint64(p.Value))
+			}
+			n++
+		}
+		cur.Close()
+		if n != 65536 {
+			b.Fatal(n)
+		}
+	}
+}
