@@ -144,6 +144,23 @@ func (c *Curve) toHilbert(k *Key) {
 // If len(p) < Dims only the first len(p) coordinates are written; Decode
 // never panics. Bits of k past Dims*32 are ignored.
 func (c *Curve) Decode(k Key, p []int32) {
+	switch {
+	case c.dims == 2 && len(p) >= 2:
+		m := k[0]
+		if c.tab != nil {
+			m = hilbert2(m, c.tab.dec)
+		}
+		p[0], p[1] = int32(compact2(m>>1)^signBit), int32(compact2(m)^signBit)
+		return
+	case c.dims == 3 && len(p) >= 3:
+		hi, lo := split3(&k)
+		if c.tab != nil {
+			hi, lo = hilbert3(hi, lo, c.tab.dec)
+		}
+		u0, u1, u2 := unmorton3(hi, lo)
+		p[0], p[1], p[2] = int32(u0^signBit), int32(u1^signBit), int32(u2^signBit)
+		return
+	}
 	var u [8]uint32
 	c.decodeU(k, &u)
 	for j := 0; j < c.dims && j < len(p); j++ {

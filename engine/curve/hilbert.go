@@ -206,36 +206,56 @@ func (t *htable) translate(k *Key, tab []hent) {
 	*k = out
 }
 
-// hilbert2 maps the 2-D Morton word to the Hilbert word (4 levels a step).
+// hilbert2 maps the 2-D Morton word to the Hilbert word, four levels a
+// step, unrolled like hilbert3.
 func hilbert2(m uint64, tab []hent) uint64 {
-	tab = tab[:1024]
-	var h uint64
-	s := uint(0)
-	for i := 56; i >= 0; i -= 8 {
-		e := tab[s|uint(m>>uint(i)&255)]
-		s = uint(e.next)
-		h = h<<8 | uint64(e.out)
-	}
-	return h
+	e := tab[m>>56]
+	h := uint64(e.out) << 56
+	e = tab[uint(e.next)|uint(m>>48&255)]
+	h |= uint64(e.out) << 48
+	e = tab[uint(e.next)|uint(m>>40&255)]
+	h |= uint64(e.out) << 40
+	e = tab[uint(e.next)|uint(m>>32&255)]
+	h |= uint64(e.out) << 32
+	e = tab[uint(e.next)|uint(m>>24&255)]
+	h |= uint64(e.out) << 24
+	e = tab[uint(e.next)|uint(m>>16&255)]
+	h |= uint64(e.out) << 16
+	e = tab[uint(e.next)|uint(m>>8&255)]
+	h |= uint64(e.out) << 8
+	e = tab[uint(e.next)|uint(m&255)]
+	return h | uint64(e.out)
 }
 
 // hilbert3 maps the 3-D Morton halves (see morton3) to Hilbert halves,
 // three levels a step; one zero level is prepended so 33 levels make 11
 // steps. The chunk boundaries fall at these shifts of the 48-bit halves.
+// Unrolled: the chunks do not depend on the state, so only the chain of
+// loads and ORs through e.next is serial.
 func hilbert3(hi, lo uint64, tab []hent) (uint64, uint64) {
-	c := [11]uint{
-		uint(hi >> 42), uint(hi >> 33 & 511), uint(hi >> 24 & 511), uint(hi >> 15 & 511),
-		uint(hi >> 6 & 511), uint(hi&63<<3 | lo>>45), uint(lo >> 36 & 511), uint(lo >> 27 & 511),
-		uint(lo >> 18 & 511), uint(lo >> 9 & 511), uint(lo & 511),
-	}
-	var w [11]uint64
-	s := uint(0)
-	for i := range c {
-		e := tab[s|c[i]]
-		s = uint(e.next)
-		w[i] = uint64(e.out)
-	}
-	hi = w[0]<<42 | w[1]<<33 | w[2]<<24 | w[3]<<15 | w[4]<<6 | w[5]>>3
-	lo = w[5]&7<<45 | w[6]<<36 | w[7]<<27 | w[8]<<18 | w[9]<<9 | w[10]
+	e := tab[hi>>42]
+	w0 := uint64(e.out)
+	e = tab[uint(e.next)|uint(hi>>33&511)]
+	w1 := uint64(e.out)
+	e = tab[uint(e.next)|uint(hi>>24&511)]
+	w2 := uint64(e.out)
+	e = tab[uint(e.next)|uint(hi>>15&511)]
+	w3 := uint64(e.out)
+	e = tab[uint(e.next)|uint(hi>>6&511)]
+	w4 := uint64(e.out)
+	e = tab[uint(e.next)|uint(hi&63<<3|lo>>45)]
+	w5 := uint64(e.out)
+	e = tab[uint(e.next)|uint(lo>>36&511)]
+	w6 := uint64(e.out)
+	e = tab[uint(e.next)|uint(lo>>27&511)]
+	w7 := uint64(e.out)
+	e = tab[uint(e.next)|uint(lo>>18&511)]
+	w8 := uint64(e.out)
+	e = tab[uint(e.next)|uint(lo>>9&511)]
+	w9 := uint64(e.out)
+	e = tab[uint(e.next)|uint(lo&511)]
+	w10 := uint64(e.out)
+	hi = w0<<42 | w1<<33 | w2<<24 | w3<<15 | w4<<6 | w5>>3
+	lo = w5&7<<45 | w6<<36 | w7<<27 | w8<<18 | w9<<9 | w10
 	return hi, lo
 }
