@@ -231,3 +231,31 @@ func TestNewerFormat(t *testing.T) {
 		t.Fatalf("message does not name both versions: %q", msg)
 	}
 }
+
+// TestTamperBehindValidCRC changes sealed bytes and recomputes every CRC,
+// as an attacker could: the seal catches it, reported as corruption at the
+// block, not as a wrong key.
+func TestTamperBehindValidCRC(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.ckpt")
+	c := newCipher(t, 6)
+	writeFile(t, vfs.OS(), path, checkpoint.Header{Kind: checkpoint.Base, LSN: 1}, c, [][]byte{[]byte("one"), []byte("two")})
+	orig, _ := os.ReadFile(path)
+	footerOff := len(orig) - (blockHdrLen + footerBody + crypt.Overhead)
+	for _, off := range []int{headerLen + blockHdrLen + 3, headerLen + blockHdrLen + 20, footerOff + blockHdrLen + 20} {
+		b := bytes.Clone(orig)
+		b[off] ^= 0x40
+		fixChecksums(b)
+		_, err := checkpoint.Verify(memWith(t, path, b), path, c)
+		var ce *checkpoint.CorruptionError
+		if !errors.As(err, &ce) || errors.Is(err, checkpoint.ErrWrongKey) || !strings.Contains(ce.Reason, "authenticate") {
+			t.Fatalf("byte %d changed behind a valid CRC: %v", off, err)
+		}
+		want := int64(headerLen) // the data block
+		if off >= footerOff {
+			want = int64(footerOff)
+		}
+		if ce.Offset != want {
+			t.Fatalf("byte %d: offset %d, want %d", off, ce.Offset, want)
+		}
+	}
+}
