@@ -191,6 +191,29 @@ func TestHilbertKnown(t *testing.T) {
 	}
 }
 
+// TestHilbertGolden freezes the Hilbert key format: keys are stored, so a
+// change to the state machine, its start state or the digit layout must
+// fail here rather than silently reorder a persisted index.
+func TestHilbertGolden(t *testing.T) {
+	tests := []struct {
+		p    []int32
+		want curve.Key
+	}{
+		{[]int32{1, 2}, curve.Key{0x8000000000000007, 0x0, 0x0, 0x0}},
+		{[]int32{-5, 7}, curve.Key{0xd55555555555557a, 0x0, 0x0, 0x0}},
+		{[]int32{1, 2, 3}, curve.Key{0xba69a69a69a69a69, 0xa69a69b200000000, 0x0, 0x0}},
+		{[]int32{-100000, 5, 2147483647}, curve.Key{0xc000000000016a69, 0xfcb3563c00000000, 0x0, 0x0}},
+		{[]int32{1, -2, 3, -4}, curve.Key{0x628e8e8e8e8e8e8e, 0x8e8e8e8e8e8e8e66, 0x0, 0x0}},
+		{[]int32{9, 8, 7, 6, 5, 4, 3, 2}, curve.Key{0xaa2a80fe80fe80fe, 0x80fe80fe80fe80fe, 0x80fe80fe80fe80fe, 0x80fe80fe7ed460bc}},
+	}
+	for _, tt := range tests {
+		c := mustNew(t, curve.Hilbert, len(tt.p))
+		if got := c.Encode(tt.p); got != tt.want {
+			t.Errorf("hilbert Encode(%v) = %#x, want %#x", tt.p, got, tt.want)
+		}
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	r := rng(t)
 	n := iterations(2000, 200)
