@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -252,9 +253,12 @@ func TestWriteFaultsAreFatal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := seededRand(t)
 			mem := vfs.NewMem()
-			opts := wal.Options{FS: vfs.NewFaulty(mem, tc.inj(rng)), Dir: "w", SegmentSize: 2048, NoPreallocate: true}
+			var armed atomic.Bool // faults only once the log is open
+			inj := vfs.Filter(func(vfs.Op) bool { return armed.Load() }, tc.inj(rng))
+			opts := wal.Options{FS: vfs.NewFaulty(mem, inj), Dir: "w", SegmentSize: 2048, NoPreallocate: true}
 			m := &model{payloads: map[uint64][]byte{}}
 			l := m.recover(t, opts)
+			armed.Store(true)
 			var err error
 			for i := 0; i < 100000; i++ {
 				p := []byte(fmt.Sprintf("record %d %s", i, strings.Repeat("y", rng.IntN(100))))
