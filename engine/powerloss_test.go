@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -93,22 +91,9 @@ func runPowerLoss(t *testing.T, cfg powerConfig, seed uint64) {
 	// it "crashes", every operation it tries fails, as the operations of a
 	// dead process never happen. Syncs take a moment, as on a disk, so that
 	// a write acknowledged before its sync would be caught by the crash.
-	var dead *atomic.Bool
-	incarnation := func() vfs.FS {
-		d := new(atomic.Bool)
-		dead = d
-		return vfs.NewFaulty(mem, vfs.InjectorFunc(func(op vfs.Op) error {
-			if d.Load() {
-				return syscall.EIO
-			}
-			if op.Kind == vfs.OpSync {
-				time.Sleep(50 * time.Microsecond)
-			}
-			return nil
-		}))
-	}
+	var kill func()
 	crash := func(clean bool) {
-		dead.Store(true)
+		kill()
 		if clean {
 			mem.CrashClean() // exactly what was synced survives
 		} else {
@@ -121,7 +106,7 @@ func runPowerLoss(t *testing.T, cfg powerConfig, seed uint64) {
 	}
 	opts := engine.Options{Sync: cfg.sync, SyncInterval: 2 * time.Millisecond, SegmentSize: cfg.segment, EncryptionKey: key, CheckpointInterval: -1}
 	open := func() *engine.DB {
-		opts.FS = incarnation()
+		opts.FS, kill = incarnation(mem, 50*time.Microsecond)
 		db, err := engine.Open("/d", opts)
 		if err != nil {
 			fail("open: %v", err)

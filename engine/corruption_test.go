@@ -1,0 +1,269 @@
+package engine_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/engine/vfs"
+)
+
+// logged makes a store whose state lives only in its log: n puts in tiny
+// segments, then a crash before any checkpoint.
+func logged(t *testing.T, n int) *vfs.MemFS {
+	t.Helper()
+	mem := vfs.NewMem()
+	fs, kill := incarnation(mem, 0)
+	db, err := engine.Open("/d", engine.Options{FS: fs, SegmentSize: 4 << 10, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := db.CreateNamespace(ctx, "c", engine.NamespaceOptions{Dims: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := ns.Put(ctx, []int32{int32(i)}, fmt.Appendf(nil, "value number %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kill()
+	mem.CrashClean()
+	db.Close()
+	return mem
+}
+
+func readFile(t *testing.T, fs vfs.FS, name string) []byte {
+	t.Helper()
+	f, err := fs.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, fs vfs.FS, name string, off int64, b []byte) {
+	t.Helper()
+	f, err := fs.OpenReadWrite(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func segments(t *testing.T, fs vfs.FS) []string {
+	t.Helper()
+	names, err := fs.List("/d/wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segs []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".wal") {
+			segs = append(segs, path.Join("/d/wal", n))
+		}
+	}
+	if len(segs) < 3 {
+		t.Fatalf("want several segments, have %v", names)
+	}
+	return segs
+}
+
+// dataEnd is the end of the non-zero bytes of a (preallocated) segment.
+func dataEnd(b []byte) int {
+	n := len(b)
+	for n > 0 && b[n-1] == 0 {
+		n--
+	}
+	return n
+}
+
+func TestCorruptionMidLogRefusesToOpen(t *testing.T) {
+	mem := logged(t, 300)
+	seg := segments(t, mem)[1]
+	const off = 300
+	b := readFile(t, mem, seg)
+	writeFile(t, mem, seg, off, []byte{b[off] ^ 0x10})
+
+	_, err := engine.Open("/d", engine.Options{FS: mem})
+	var ce *engine.CorruptionError
+	if !errors.As(err, &ce) || !engine.IsCorruption(err) {
+		t.Fatalf("open = %v, want a CorruptionError", err)
+	}
+	if !strings.HasSuffix(ce.File, path.Base(seg)) || ce.Offset > off || ce.Offset < off-100 {
+		t.Fatalf("error names %s at %d; the flip is in %s at %d", ce.File, ce.Offset, seg, off)
+	}
+	if !strings.Contains(err.Error(), "Repair") {
+		t.Fatalf("error does not say what to do: %v", err)
+	}
+	// Refusing changed nothing.
+	if !bytes.Equal(readFile(t, mem, seg)[:off], b[:off]) {
+		t.Fatal("refused open modified the segment")
+	}
+
+	db, err := engine.Open("/d", engine.Options{FS: mem, Repair: true})
+	if err != nil {
+		t.Fatalf("open with repair: %v", err)
+	}
+	defer db.Close()
+	rep := db.Stats().Recovery
+	if rep.Repaired == "" || len(rep.CutFiles) == 0 || rep.LostFirst == 0 {
+		t.Fatalf("repair report: %+v", rep)
+	}
+	ns, _ := db.Namespace("c")
+	n := ns.Info().Values
+	if n == 0 || n >= 300 {
+		t.Fatalf("after repair %d values, want the prefix before the damage", n)
+	}
+	for i := 0; i < n; i++ {
+		if _, err := ns.Get(ctx, []int32{int32(i)}); err != nil {
+			t.Fatalf("value %d of the kept prefix: %v", i, err)
+		}
+	}
+	t.Logf("repair: %s", rep)
+}
+
+func TestTornTailRecovers(t *testing.T) {
+	mem := logged(t, 300)
+	segs := segments(t, mem)
+	last := segs[len(segs)-1]
+	b := readFile(t, mem, last)
+	end := dataEnd(b)
+	if end < 40 {
+		t.Fatalf("last segment holds %d bytes", end)
+	}
+	// Tear the last record: garbage over its final bytes.
+	writeFile(t, mem, last, int64(end-5), []byte{0xde, 0xad, 0xbe, 0xef, 0x01})
+	db, err := engine.Open("/d", engine.Options{FS: mem})
+	if err != nil {
+		t.Fatalf("open with a torn tail: %v", err)
+	}
+	defer db.Close()
+	rep := db.Stats().Recovery
+	if rep.TornSegment == "" || rep.BytesDropped == 0 {
+		t.Fatalf("torn tail not reported: %+v", rep)
+	}
+	ns, _ := db.Namespace("c")
+	if n := ns.Info().Values; n != 299 {
+		t.Fatalf("%d values after cutting one torn record", n)
+	}
+	t.Logf("torn: %s", rep)
+}
+
+func TestOpenRefusals(t *testing.T) {
+	key := bytes.Repeat([]byte{1}, 32)
+	other := bytes.Repeat([]byte{2}, 32)
+	mem := vfs.NewMem()
+	fs, kill := incarnation(mem, 0)
+	db, err := engine.Open("/d", engine.Options{FS: fs, EncryptionKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := db.CreateNamespace(ctx, "s", engine.NamespaceOptions{Dims: 1})
+	ns.Put(ctx, []int32{1}, []byte("secret"))
+
+	// The directory is locked while open.
+	if _, err := engine.Open("/d", engine.Options{FS: mem, EncryptionKey: key}); !errors.Is(err, engine.ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+	kill()
+	mem.CrashClean()
+	db.Close()
+
+	before := snapshotFiles(t, mem, "/d")
+	for _, k := range [][]byte{other, nil} {
+		if _, err := engine.Open("/d", engine.Options{FS: mem, EncryptionKey: k}); !errors.Is(err, engine.ErrWrongKey) {
+			t.Fatalf("open with key %x: %v", k, err)
+		}
+	}
+	if after := snapshotFiles(t, mem, "/d"); !equalFiles(before, after) {
+		t.Fatal("a refused open changed the data directory")
+	}
+	db, err = engine.Open("/d", engine.Options{FS: mem, EncryptionKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, _ = db.Namespace("s")
+	if v, err := ns.Get(ctx, []int32{1}); err != nil || string(v) != "secret" {
+		t.Fatalf("get = %q, %v", v, err)
+	}
+	db.Close()
+
+	// A plain store refuses a key; a newer format is refused.
+	plain := vfs.NewMem()
+	db, _ = engine.Open("/p", engine.Options{FS: plain})
+	db.Close()
+	if _, err := engine.Open("/p", engine.Options{FS: plain, EncryptionKey: key}); !errors.Is(err, engine.ErrWrongKey) {
+		t.Fatalf("key on a plain store: %v", err)
+	}
+	f, _ := plain.Create("/p/FORMAT")
+	f.Write([]byte(`{"format": 99}`))
+	f.Close()
+	if _, err := engine.Open("/p", engine.Options{FS: plain}); !errors.Is(err, engine.ErrNewerFormat) {
+		t.Fatalf("newer format: %v", err)
+	}
+}
+
+func TestLockAcrossProcessesOnOS(t *testing.T) {
+	dir := t.TempDir()
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := engine.Open(dir, engine.Options{}); !errors.Is(err, engine.ErrLocked) {
+		t.Fatalf("second open of %s: %v", dir, err)
+	}
+}
+
+func snapshotFiles(t *testing.T, fs vfs.FS, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		p := path.Join(dir, n)
+		st, err := fs.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.IsDir() {
+			for k, v := range snapshotFiles(t, fs, p) {
+				out[k] = v
+			}
+			continue
+		}
+		out[p] = readFile(t, fs, p)
+	}
+	return out
+}
+
+func equalFiles(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !bytes.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
