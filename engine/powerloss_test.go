@@ -123,7 +123,7 @@ func runPowerLoss(t *testing.T, cfg powerConfig, seed uint64) {
 	}
 	cur := model{vals: map[[2]int32]string{}, edges: map[edgeKey]float64{}}
 	history := []model{cur.clone()} // history[i]: the state after i ops since the last reopen
-	durable := 0                     // index into history known durable
+	durable := 0                    // index into history known durable
 	coord := func() [2]int32 { return [2]int32{int32(rng.IntN(6)), int32(rng.IntN(6))} }
 	labels := []string{"a", "b"}
 	for round := 0; round < 3; round++ {
