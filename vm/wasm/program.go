@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cubelinux/cube/vm"
@@ -23,6 +24,7 @@ type Program struct {
 	mcfg    wazero.ModuleConfig
 	lim     vm.Limits
 	hasInit bool
+	mem     memPool
 
 	mu     sync.Mutex
 	idle   []instance // vm.Reuse only
@@ -39,7 +41,7 @@ type instance struct {
 // instantiate makes a new instance in its initial state: start function
 // run, _initialize called.
 func (p *Program) instantiate(ctx context.Context) (instance, error) {
-	m, err := p.rt.InstantiateModule(ctx, p.mod, p.mcfg)
+	m, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, &p.mem), p.mod, p.mcfg)
 	if err != nil {
 		return instance{}, err
 	}
@@ -217,6 +219,7 @@ func (p *Program) close(ctx context.Context) error {
 		return nil
 	}
 	p.closed = true
+	p.mem.closed.Store(true)
 	p.idle = nil
 	p.mu.Unlock()
 	return p.rt.Close(ctx) // closes every instance, idle or running
