@@ -1,0 +1,328 @@
+package js
+
+import (
+	"strings"
+
+	"github.com/dop251/goja"
+
+	"github.com/cubelinux/cube/vm"
+)
+
+// batch is how many records a JavaScript iterator pulls from a host cursor
+// at a time: one host call per batch, not per record.
+const batch = 64
+
+// installCube defines the global cube: the host API in JavaScript form.
+//
+//	cube.dims                      number of dimensions
+//	cube.args / cube.argsBytes     the run's arguments as a string / Uint8Array
+//	cube.get(c)                    string or null
+//	cube.getBytes(c)               Uint8Array or null
+//	cube.getJSON(c)                parsed value or null
+//	cube.put(c, v)                 v: string | Uint8Array | ArrayBuffer
+//	cube.putJSON(c, v)             stores JSON.stringify(v)
+//	cube.del(c)                    true if there was a value
+//	cube.region(min, max, {limit}) lazy iterable of {c, v}; .toArray(), .count()
+//	cube.edges(c, {dir, label})    [{from, to, label, weight, v}]
+//	cube.link(from, to, label, {weight, value})
+//	cube.unlink(from, to, label)   true if the edge existed
+//	cube.walk(start, {order, depth, label, dir, limit}) [{c, depth, from}]
+//	cube.path(from, to, {label, dir}) {coords, weight} or null
+//	cube.V(c, ...)                 lazy graph query (gizmo.go)
+//	cube.log(...)                  a log line
+func (b *binding) installCube() *goja.Object {
+	r := b.r
+	c := r.NewObject()
+	def := func(name string, f func(goja.FunctionCall) goja.Value) {
+		full := "cube." + name
+		fv := r.ToValue(func(call goja.FunctionCall) goja.Value {
+			defer b.guard(full)
+			return f(call)
+		})
+		c.DefineDataProperty(name, fv, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	getter := func(name string, f func() goja.Value) {
+		g := r.ToValue(func(goja.FunctionCall) goja.Value {
+			defer b.guard("cube." + name)
+			if b.host == nil {
+				b.throwType("cube.%s: cube is only usable while a program runs", name)
+			}
+			return f()
+		})
+		c.DefineAccessorProperty(name, g, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	getter("dims", func() goja.Value { return r.ToValue(b.host.Dims()) })
+	getter("args", func() goja.Value {
+		if b.argsVal == nil {
+			b.argsVal = r.ToValue(string(b.args))
+		}
+		return b.argsVal
+	})
+	getter("argsBytes", func() goja.Value { return b.bytesOut(b.args) })
+
+	get := func(name string, call goja.FunctionCall) ([]byte, bool) {
+		b.call(name)
+		k := b.coord(name, call.Argument(0))
+		v, ok, err := b.host.Get(b.ctx, k)
+		if err != nil {
+			b.hostErr(name, err)
+		}
+		return v, ok
+	}
+	def("get", func(call goja.FunctionCall) goja.Value {
+		v, ok := get("cube.get", call)
+		if !ok {
+			return goja.Null()
+		}
+		return r.ToValue(string(v))
+	})
+	def("getBytes", func(call goja.FunctionCall) goja.Value {
+		v, ok := get("cube.getBytes", call)
+		if !ok {
+			return goja.Null()
+		}
+		return b.bytesOut(v)
+	})
+	def("getJSON", func(call goja.FunctionCall) goja.Value {
+		v, ok := get("cube.getJSON", call)
+		if !ok {
+			return goja.Null()
+		}
+		return b.parseJSON("cube.getJSON", v)
+	})
+	put := func(name string, k []int32, v []byte) {
+		if err := b.host.Put(b.ctx, k, v); err != nil {
+			b.hostErr(name, err)
+		}
+	}
+	def("put", func(call goja.FunctionCall) goja.Value {
+		b.write("cube.put")
+		k := b.coord("cube.put", call.Argument(0))
+		put("cube.put", k, b.bytesIn("cube.put", call.Argument(1)))
+		return goja.Undefined()
+	})
+	def("putJSON", func(call goja.FunctionCall) goja.Value {
+		b.write("cube.putJSON")
+		k := b.coord("cube.putJSON", call.Argument(0))
+		s, ok := b.toJSON("cube.putJSON", call.Argument(1))
+		if !ok {
+			b.throwType("cube.putJSON: the value cannot be encoded as JSON (%s)", describe(call.Argument(1)))
+		}
+		put("cube.putJSON", k, []byte(s))
+		return goja.Undefined()
+	})
+	def("del", func(call goja.FunctionCall) goja.Value {
+		b.write("cube.del")
+		k := b.coord("cube.del", call.Argument(0))
+		ok, err := b.host.Delete(b.ctx, k)
+		if err != nil {
+			b.hostErr("cube.del", err)
+		}
+		return r.ToValue(ok)
+	})
+	def("region", func(call goja.FunctionCall) goja.Value {
+		const name = "cube.region"
+		b.call(name)
+		lo := b.coord(name, call.Argument(0))
+		hi := b.coord(name, call.Argument(1))
+		o := b.optObject(name, call.Argument(2))
+		limit := b.optInt(name, o, "limit", -1)
+		return b.newRegion(lo, hi, limit)
+	})
+	def("edges", func(call goja.FunctionCall) goja.Value {
+		const name = "cube.edges"
+		b.call(name)
+		k := b.coord(name, call.Argument(0))
+		o := b.optObject(name, call.Argument(1))
+		dir := b.optDir(name, o, vm.Out)
+		label := ""
+		if v := opt(o, "label"); v != nil {
+			label = v.String()
+		}
+		var out []any
+		b.eachEdge(name, k, dir, label, func(e vm.Edge) bool {
+			out = append(out, b.edgeValue(e))
+			return true
+		})
+		return r.NewArray(out...)
+	})
+	def("link", func(call goja.FunctionCall) goja.Value {
+		const name = "cube.link"
+		b.write(name)
+		e := vm.Edge{From: b.coord(name, call.Argument(0)), To: b.coord(name, call.Argument(1)), Weight: 1}
+		if !goja.IsString(call.Argument(2)) {
+			b.throwType("%s: the label must be a string, got %s", name, describe(call.Argument(2)))
+		}
+		e.Label = call.Argument(2).String()
+		o := b.optObject(name, call.Argument(3))
+		if v := opt(o, "weight"); v != nil {
+			if !goja.IsNumber(v) {
+				b.throwType("%s: weight must be a number, got %s", name, describe(v))
+			}
+			e.Weight = v.ToFloat()
+		}
+		if v := opt(o, "value"); v != nil {
+			e.Value = b.bytesIn(name, v)
+		}
+		if err := b.host.Link(b.ctx, e); err != nil {
+			b.hostErr(name, err)
+		}
+		return goja.Undefined()
+	})
+	def("unlink", func(call goja.FunctionCall) goja.Value {
+		const name = "cube.unlink"
+		b.write(name)
+		from, to := b.coord(name, call.Argument(0)), b.coord(name, call.Argument(1))
+		ok, err := b.host.Unlink(b.ctx, from, to, call.Argument(2).String())
+		if err != nil {
+			b.hostErr(name, err)
+		}
+		return r.ToValue(ok)
+	})
+	def("walk", func(call goja.FunctionCall) goja.Value {
+		const name = "cube.walk"
+		b.call(name)
+		start := b.coord(name, call.Argument(0))
+		o := b.optObject(name, call.Argument(1))
+		w := vm.WalkOptions{
+			MaxDepth:  b.optInt(name, o, "depth", 1),
+			Limit:     b.optInt(name, o, "limit", 0),
+			Direction: b.optDir(name, o, vm.Out),
+		}
+		if v := opt(o, "label"); v != nil {
+			w.Label = v.String()
+		}
+		if v := opt(o, "order"); v != nil {
+			switch v.String() {
+			case "bfs":
+				w.Order = vm.BFS
+			case "dfs":
+				w.Order = vm.DFS
+			default:
+				b.throwType("%s: order must be \"bfs\" or \"dfs\", got %q", name, v.String())
+			}
+		}
+		steps, err := b.host.Walk(b.ctx, start, w)
+		if err != nil {
+			b.hostErr(name, err)
+		}
+		out := make([]any, len(steps))
+		for i, s := range steps {
+			st := r.NewObject()
+			st.Set("c", b.coordValue(s.Coord))
+			st.Set("depth", s.Depth)
+			if s.From != nil {
+				st.Set("from", b.coordValue(s.From))
+			} else {
+				st.Set("from", goja.Null())
+			}
+			out[i] = st
+		}
+		return r.NewArray(out...)
+	})
+	def("path", func(call goja.FunctionCall) goja.Value {
+		const name = "cube.path"
+		b.call(name)
+		from, to := b.coord(name, call.Argument(0)), b.coord(name, call.Argument(1))
+		o := b.optObject(name, call.Argument(2))
+		label := ""
+		if v := opt(o, "label"); v != nil {
+			label = v.String()
+		}
+		p, ok, err := b.host.ShortestPath(b.ctx, from, to, label, b.optDir(name, o, vm.Out))
+		if err != nil {
+			b.hostErr(name, err)
+		}
+		if !ok {
+			return goja.Null()
+		}
+		cs := make([]any, len(p.Coords))
+		for i, c := range p.Coords {
+			cs[i] = b.coordValue(c)
+		}
+		res := r.NewObject()
+		res.Set("coords", r.NewArray(cs...))
+		res.Set("weight", p.Weight)
+		return res
+	})
+	def("log", func(call goja.FunctionCall) goja.Value {
+		if b.host == nil {
+			return goja.Undefined()
+		}
+		var sb strings.Builder
+		for i, a := range call.Arguments {
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			if o, ok := a.(*goja.Object); ok && o.ClassName() != "Function" && o.ClassName() != "Error" {
+				if s, ok := b.toJSON("cube.log", a); ok {
+					sb.WriteString(s)
+					continue
+				}
+			}
+			sb.WriteString(a.String())
+			if sb.Len() > vm.DefaultLogBytes {
+				break
+			}
+		}
+		b.addLog(sb.String())
+		return goja.Undefined()
+	})
+	def("V", func(call goja.FunctionCall) goja.Value {
+		b.call("cube.V")
+		return b.newGizmo(call.Arguments)
+	})
+	return c
+}
+
+// addLog keeps a log line within the per-run log budget; lines past it are
+// dropped, with one marker saying so.
+func (b *binding) addLog(s string) {
+	const marker = "... (log truncated)"
+	if b.logBytes >= vm.DefaultLogBytes {
+		return
+	}
+	if b.logBytes+len(s) > vm.DefaultLogBytes {
+		b.logs = append(b.logs, marker)
+		b.logBytes = vm.DefaultLogBytes
+		return
+	}
+	b.logs = append(b.logs, s)
+	b.logBytes += len(s)
+}
+
+// eachEdge pulls the edges of k from the host in batches, counting one
+// host call per batch, until f returns false.
+func (b *binding) eachEdge(name string, k []int32, dir vm.Direction, label string, f func(vm.Edge) bool) {
+	cur := b.host.Edges(b.ctx, k, dir, label)
+	defer cur.Close()
+	for n := 0; ; n++ {
+		if n > 0 && n%batch == 0 {
+			b.call(name)
+		}
+		e, ok := cur.Next()
+		if !ok {
+			break
+		}
+		if !f(e) {
+			return
+		}
+	}
+	if err := cur.Err(); err != nil {
+		b.hostErr(name, err)
+	}
+}
+
+func (b *binding) edgeValue(e vm.Edge) *goja.Object {
+	o := b.r.NewObject()
+	o.Set("from", b.coordValue(e.From))
+	o.Set("to", b.coordValue(e.To))
+	o.Set("label", e.Label)
+	o.Set("weight", e.Weight)
+	if e.Value != nil {
+		o.Set("v", string(e.Value))
+	} else {
+		o.Set("v", goja.Null())
+	}
+	return o
+}
