@@ -55,6 +55,7 @@ func segName(first uint64) string {
 func writeFixed(t *testing.T, opts wal.Options, n int) {
 	t.Helper()
 	opts.SegmentSize = fixedSeg(opts.Cipher)
+	opts.NoPreallocate = true // no early roll into a spare: a fixed layout
 	l, _, _ := open(t, opts, 0)
 	for i := 1; i <= n; i++ {
 		lsn, err := l.Append(fixedPayload(uint64(i)))

@@ -200,10 +200,16 @@ func (l *Log) shutdown() {
 
 // roll makes a new segment starting at first the current one.
 func (l *Log) roll(first uint64, salt uint32) error {
-	f, err := l.createSegment(first, salt)
+	f, prealloc, err := l.createSegment(first, salt)
 	if err != nil {
 		return failure("create segment", err)
 	}
+	l.mu.Lock()
+	l.curPrealloc = prealloc
+	if prealloc {
+		l.rollEarly = false
+	}
+	l.mu.Unlock()
 	l.segMu.Lock()
 	if n := len(l.segs); n > 0 {
 		l.segs[n-1].size = l.fOff
@@ -211,7 +217,7 @@ func (l *Log) roll(first uint64, salt uint32) error {
 	l.segs = append(l.segs, segInfo{name: segmentName(first), first: first, size: segHeaderSize})
 	l.segMu.Unlock()
 	old := l.f
-	l.f, l.fOff, l.fSalt = f, segHeaderSize, salt
+	l.f, l.fOff = f, segHeaderSize
 	l.size.Add(segHeaderSize)
 	if old != nil {
 		// Its contents are synced; a close error loses nothing.
@@ -225,46 +231,47 @@ func (l *Log) roll(first uint64, salt uint32) error {
 // writing. The file only gets its final name once its header is durable
 // (write to a temporary name, fdatasync, rename, fsync the directory), so
 // a segment on disk always has a valid header.
-func (l *Log) createSegment(first uint64, salt uint32) (vfs.File, error) {
+func (l *Log) createSegment(first uint64, salt uint32) (f vfs.File, prealloc bool, err error) {
 	path := filepath.Join(l.dir, segmentName(first))
 	src := path + ".tmp"
-	var f vfs.File
 	if l.prepping {
 		perr := <-l.prepDone
 		l.prepping = false
 		if perr == nil {
 			if err := l.fs.Rename(filepath.Join(l.dir, spareName), src); err == nil {
 				f, _ = l.fs.OpenReadWrite(src)
+				prealloc = f != nil
 			}
 		}
 	}
 	if f == nil {
-		var err error
 		// No spare: zero-filling here would stall every commit behind
-		// it, so this segment simply grows by appending.
+		// it, so this segment simply grows by appending (and is left
+		// early once a spare is ready, see startPrep).
 		if f, err = l.fs.Create(src); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	hdr := encodeSegHeader(segHeader{version: formatVersion, flags: l.flags(), salt: salt, firstLSN: first}, l.cipher)
 	if _, err := f.WriteAt(hdr, 0); err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
 	if err := f.Close(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := l.fs.Rename(src, path); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return l.fs.OpenReadWrite(path)
+	f, err = l.fs.OpenReadWrite(path)
+	return f, prealloc, err
 }
 
 func (l *Log) flags() uint16 {
@@ -281,7 +288,19 @@ func (l *Log) startPrep() {
 		return
 	}
 	l.prepping = true
-	go func() { l.prepDone <- l.prepare() }()
+	go func() {
+		err := l.prepare()
+		if err == nil {
+			l.mu.Lock()
+			if !l.curPrealloc {
+				// Leave the growing segment for the spare: syncs of
+				// overwrites are cheaper than of appends.
+				l.rollEarly = true
+			}
+			l.mu.Unlock()
+		}
+		l.prepDone <- err
+	}()
 }
 
 func (l *Log) prepare() error {

@@ -20,21 +20,25 @@ type Log struct {
 	cipher *crypt.Cipher
 	lock   io.Closer
 
-	mu       sync.Mutex
-	next     uint64        // LSN the next Append gets
-	pending  []byte        // framed records not yet handed to the flusher
-	breaks   []segBreak    // segment boundaries inside pending
-	segFill  int64         // bytes of the segment receiving appends, pending included
-	salt     uint32        // salt of the segment receiving appends
-	err      error         // fatal error; set once
-	closing  bool          // Close was called
-	idle     bool          // the flusher waits for a kick
-	syncReq  uint64        // Sync asked for fdatasync up to this LSN
-	waiters  bool          // someone waits on durable
-	durable  chan struct{} // closed and replaced when synced advances or the log fails
-	kick     chan struct{} // wakes an idle flusher; capacity 1
-	done     chan struct{} // closed when the flusher exits
-	closeErr error
+	mu      sync.Mutex
+	next    uint64     // LSN the next Append gets
+	pending []byte     // framed records not yet handed to the flusher
+	breaks  []segBreak // segment boundaries inside pending
+	segFill int64      // bytes of the segment receiving appends, pending included
+	salt    uint32     // salt of the segment receiving appends
+	err     error      // fatal error; set once
+	closing bool       // Close was called
+	// rollEarly asks Append to start a new segment: the current one is
+	// not preallocated and a preallocated spare is ready.
+	rollEarly   bool
+	curPrealloc bool          // the current segment was zero-filled ahead
+	idle        bool          // the flusher waits for a kick
+	syncReq     uint64        // Sync asked for fdatasync up to this LSN
+	waiters     bool          // someone waits on durable
+	durable     chan struct{} // closed and replaced when synced advances or the log fails
+	kick        chan struct{} // wakes an idle flusher; capacity 1
+	done        chan struct{} // closed when the flusher exits
+	closeErr    error
 
 	written     atomic.Uint64
 	synced      atomic.Uint64
@@ -45,7 +49,6 @@ type Log struct {
 	// Owned by the flusher goroutine.
 	f           vfs.File
 	fOff        int64
-	fSalt       uint32
 	flushBuf    []byte
 	flushBreaks []segBreak
 	unsynced    int // bytes written since the last fdatasync
@@ -102,7 +105,8 @@ func (l *Log) Append(payload []byte) (uint64, error) {
 		l.mu.Unlock()
 		return 0, err
 	}
-	if l.segFill+n > l.opts.SegmentSize && l.segFill > segHeaderSize {
+	if (l.segFill+n > l.opts.SegmentSize || l.rollEarly) && l.segFill > segHeaderSize {
+		l.rollEarly = false
 		l.salt = newSalt(l.salt)
 		l.breaks = append(l.breaks, segBreak{off: len(l.pending), first: l.next, salt: l.salt})
 		l.segFill = segHeaderSize

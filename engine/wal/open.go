@@ -147,7 +147,10 @@ func open(opts Options, lock interface{ Close() error }, after uint64, replay fu
 		if err := f.Sync(); err != nil {
 			return fail(fmt.Errorf("wal: fdatasync %s: %w", last.path, err))
 		}
-		l.fOff, l.fSalt = last.end, last.hdr.salt
+		l.fOff = last.end
+		if size, err := f.Size(); err == nil && size >= opts.SegmentSize {
+			l.curPrealloc = true
+		}
 		l.salt, l.segFill = last.hdr.salt, last.end
 		l.next = next
 		l.startPrep()
