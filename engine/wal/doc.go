@@ -21,7 +21,8 @@
 //     A crash loses at most the records appended in the last interval plus
 //     those of the one flush in progress when it struck.
 //   - SyncNone: records go to the OS when BufferSize bytes are pending and
-//     are fdatasynced only by Sync and Close. WaitDurable returns at once. A
+//     are fdatasynced only by Sync, Close, and the rollover to a new
+//     segment (which always syncs the segment it completes). WaitDurable returns at once. A
 //     process crash loses what was still buffered; a machine crash can
 //     lose everything since the last Sync.
 //

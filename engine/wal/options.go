@@ -20,7 +20,8 @@ const (
 	// appended in the last interval plus those of one flush in progress.
 	SyncInterval
 	// SyncNone: records are written to the OS when the buffer passes
-	// Options.BufferSize, and fdatasynced only by Sync and Close.
+	// Options.BufferSize, and fdatasynced only by Sync, Close and when a
+	// segment is completed (rollover).
 	// WaitDurable returns at once. A crash of the machine (not of the
 	// process) can lose everything since the last Sync.
 	SyncNone

@@ -191,7 +191,7 @@ func TestSyncModes(t *testing.T) {
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		opts := wal.Options{FS: vfs.NewMem(), Dir: "w", Sync: wal.SyncNone, BufferSize: 1000, SegmentSize: 1 << 20}
+		opts := wal.Options{FS: vfs.NewMem(), Dir: "w", Sync: wal.SyncNone, BufferSize: 1000, SegmentSize: 1 << 20, NoPreallocate: true}
 		l, _, _ := open(t, opts, 0)
 		defer closeLog(t, l)
 		lsn, _ := l.Append([]byte("x"))
