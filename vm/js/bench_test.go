@@ -75,7 +75,7 @@ func regionHost(b *testing.B) *vmtest.Host {
 	return h
 }
 
-const wantSum = 294_912 // sum of (x+y)%10 over the 256 x 256 box
+const wantSum = 294_920 // sum of (x+y)%10 over the 256 x 256 box
 
 // BenchmarkRegionSum compares a 65,536-point region sum in JavaScript with
 // the same loop in Go over the same host.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cubelinux/cube/vm"
 	"github.com/cubelinux/cube/vm/js"
@@ -83,7 +84,7 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{"syntax", "function run(a) {\n  return a +;\n}", 2, 13, "syntax"},
 		{"no run", "function walk() {}", 0, 0, "run(args)"},
-		{"run not a function", "var run = 3", 0, 0, "run(args)"},
+		{"run nested", "function f() { function run() {} }", 0, 0, "run(args)"},
 		{"strict", "function run(a) {\n  with (a) {}\n}", 2, 3, "syntax"},
 		{"top-level return", "return 1", 1, 1, "syntax"},
 		{"breakout", "}); (function(){ function run() {}", 1, 1, "syntax"},
@@ -99,6 +100,27 @@ func TestCompileErrors(t *testing.T) {
 				t.Errorf("position %d:%d, want %d:%d (%v)", e.Line, e.Column, tt.line, tt.col, e)
 			}
 		})
+	}
+}
+
+func TestTopLevel(t *testing.T) {
+	sb := newSB(t)
+	h := vmtest.NewHost(1)
+	h.Put(context.Background(), []int32{7}, []byte("seven"))
+	// The top level runs at every run, with the host, under the limits.
+	p := compile(t, sb, "const v = cube.get([7]);\nfunction run() { return v }", vm.Limits{})
+	if got := run(t, p, h, ""); got != "seven" {
+		t.Fatalf("got %q", got)
+	}
+	p = compile(t, sb, "for (;;) {}\nfunction run() {}", vm.Limits{Timeout: 50 * time.Millisecond})
+	_, err := p.Run(context.Background(), h, nil)
+	wantKind(t, err, vm.KindTimeout)
+	p = compile(t, sb, "let run = 3", vm.Limits{})
+	_, err = p.Run(context.Background(), h, nil)
+	wantKind(t, err, vm.KindBadModule)
+	p = compile(t, sb, "const run = (a) => a + a", vm.Limits{})
+	if got := run(t, p, h, "ab"); got != "abab" {
+		t.Fatalf("got %q", got)
 	}
 }
 

@@ -49,18 +49,6 @@ func (p *Program) newRuntime() (*pooled, error) {
 	return &pooled{b: b, factory: f}, nil
 }
 
-// instantiate runs a fresh copy of the program's top level and returns
-// its run function, or nil if it defines none. It runs with no host: a
-// top level that calls cube fails with a TypeError.
-func (rt *pooled) instantiate(p *Program) (goja.Callable, error) {
-	v, err := rt.factory(goja.Undefined())
-	if err != nil {
-		return nil, toError(err, nil, len(wrapPrefix))
-	}
-	f, _ := goja.AssertFunction(v)
-	return f, nil
-}
-
 // Run executes the program. See vm.Program.
 func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (res vm.Result, err error) {
 	if p.closed.Load() {
@@ -96,7 +84,8 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (res vm.Re
 	if rerr == nil {
 		run, _ = goja.AssertFunction(v)
 		if run == nil {
-			return vm.Result{}, &vm.Error{Kind: vm.KindBadModule, Msg: "the script does not define a function run(args)"}
+			reuse = true // nothing went wrong in the runtime
+			return vm.Result{}, &vm.Error{Kind: vm.KindBadModule, Msg: "run is not a function"}
 		}
 		v, rerr = run(goja.Undefined(), b.r.ToValue(string(args)))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 
 	"github.com/cubelinux/cube/vm"
@@ -110,26 +111,24 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 	name := fmt.Sprintf("program-%x.js", sum[:6])
 	// Parse the code on its own first: its positions are the user's, and
 	// code that parses as a whole script cannot break out of the wrapper.
-	if _, err := compileScript(name, src); err != nil {
+	ast, err := parseScript(name, src)
+	if err != nil {
 		return nil, err
+	}
+	if !declaresRun(ast) {
+		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: "the script does not define a function run(args) at its top level"}
 	}
 	wrapped, err := compileScript(name, wrapPrefix+src+"\n;return typeof run === 'function' ? run : undefined;})")
 	if err != nil {
 		return nil, err
 	}
 	p := &Program{sb: s, name: name, factory: wrapped, lim: lim, pool: make(chan *pooled, poolSize())}
-	// Instantiate once now so that a missing run is a compile error, and
-	// keep the runtime as the pool's first member.
+	// Build the pool's first runtime now (it takes milliseconds), so that
+	// the first run does not pay for it. The top level is not run here:
+	// it runs at every run, with the host and under the run's limits.
 	rt, err := p.newRuntime()
 	if err != nil {
 		return nil, err
-	}
-	fn, err := rt.instantiate(p)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: "the script does not define a function run(args)", Err: nil}
 	}
 	p.put(rt)
 	s.mu.Lock()
@@ -138,10 +137,40 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 	return p, nil
 }
 
-// compileScript parses and compiles src as strict-mode script, turning
-// syntax errors into KindBadModule errors with a position.
-func compileScript(name, src string) (*goja.Program, error) {
-	ast, err := parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
+// declaresRun reports whether the script's top level declares run: a
+// function declaration, or a var, let or const binding.
+func declaresRun(prg *ast.Program) bool {
+	isRun := func(l []*ast.Binding) bool {
+		for _, b := range l {
+			if id, ok := b.Target.(*ast.Identifier); ok && id.Name == "run" {
+				return true
+			}
+		}
+		return false
+	}
+	for _, st := range prg.Body {
+		switch d := st.(type) {
+		case *ast.FunctionDeclaration:
+			if d.Function.Name != nil && d.Function.Name.Name == "run" {
+				return true
+			}
+		case *ast.VariableStatement:
+			if isRun(d.List) {
+				return true
+			}
+		case *ast.LexicalDeclaration:
+			if isRun(d.List) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parseScript parses src, turning syntax errors into KindBadModule
+// errors with a position.
+func parseScript(name, src string) (*ast.Program, error) {
+	prg, err := parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
 	if err != nil {
 		e := &vm.Error{Kind: vm.KindBadModule, Msg: "syntax error: " + err.Error(), Err: err}
 		if l, ok := err.(parser.ErrorList); ok && len(l) > 0 {
@@ -149,6 +178,15 @@ func compileScript(name, src string) (*goja.Program, error) {
 			e.Line, e.Column = l[0].Position.Line, l[0].Position.Column
 		}
 		return nil, e
+	}
+	return prg, nil
+}
+
+// compileScript parses and compiles src as strict-mode script.
+func compileScript(name, src string) (*goja.Program, error) {
+	ast, err := parseScript(name, src)
+	if err != nil {
+		return nil, err
 	}
 	prg, err := goja.CompileAST(ast, true)
 	if err != nil {
