@@ -112,7 +112,10 @@ func appendRecord(dst []byte, salt uint32, lsn, synced uint64, payload []byte, c
 	binary.LittleEndian.PutUint64(h[8:], lsn)
 	binary.LittleEndian.PutUint64(h[16:], synced)
 	if c != nil {
-		dst = c.Seal(dst, payload, dst[start+4:start+recHeaderSize])
+		// The AEAD's additional data must not overlap its output.
+		var ad [recHeaderSize - 4]byte
+		copy(ad[:], h[4:])
+		dst = c.Seal(dst, payload, ad[:])
 	} else {
 		dst = append(dst, payload...)
 	}
