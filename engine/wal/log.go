@@ -117,7 +117,7 @@ func (l *Log) Append(payload []byte) (uint64, error) {
 	l.segFill += n
 	if l.idle && (l.opts.Sync == SyncAlways || len(l.pending) >= l.opts.BufferSize) {
 		l.idle = false
-		l.kick <- struct{}{}
+		l.wake()
 	}
 	l.mu.Unlock()
 	return lsn, nil
@@ -197,7 +197,7 @@ func (l *Log) Sync(ctx context.Context) error {
 	}
 	if l.idle {
 		l.idle = false
-		l.kick <- struct{}{}
+		l.wake()
 	}
 	l.mu.Unlock()
 	if target == 0 {
@@ -278,7 +278,7 @@ func (l *Log) Close(ctx context.Context) error {
 	l.closing = true
 	if l.idle {
 		l.idle = false
-		l.kick <- struct{}{}
+		l.wake()
 	}
 	l.mu.Unlock()
 	select {
@@ -286,5 +286,14 @@ func (l *Log) Close(ctx context.Context) error {
 		return l.closeErr
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// wake kicks the idle flusher. The send never blocks: a token already
+// waiting wakes it just as well.
+func (l *Log) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
 	}
 }
