@@ -244,6 +244,12 @@ func (db *DB) loadCheckpoints(rep *RecoveryReport) error {
 	if err != nil {
 		return db.translate(err)
 	}
+	// A checkpoint that a crash cut short left a file the manifest does
+	// not name (with no manifest, none is named); it must go before a new
+	// checkpoint reuses its name.
+	if _, err := checkpoint.RemoveUnreferenced(db.fs, dir, m); err != nil {
+		return fmt.Errorf("engine: removing unfinished checkpoints: %w", err)
+	}
 	if !exists {
 		return nil
 	}

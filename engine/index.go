@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/cubelinux/cube/engine/curve"
@@ -19,16 +20,21 @@ import (
 // walk the tree in order. Ordered readers seal before they read. This keeps
 // a B-tree descent, and the curve encoding, off the path of a point write.
 //
-// The tree keeps tombstones for deletes made since the last checkpoint, so
-// that the next delta checkpoint can record them; they are purged once a
-// checkpoint covers them.
+// The tree keeps a tombstone for every delete until a checkpoint covers
+// it, so that the next delta checkpoint records it; they are purged once a
+// checkpoint covers them. Even a delete of a key the tree never held keeps
+// its tombstone: after recovery, a put from the checkpoint chain and a
+// delete from the log can meet in one pending batch, and dropping the pair
+// would let the next delta forget the delete (the power-loss test found
+// this).
 
 // tombBit marks a tombstone in vitem.lsn.
 const tombBit = uint64(1) << 63
 
-// pendingMax bounds the unsorted batch: sealing it costs a sort of this many
-// items, which is the longest an ordered reader waits for the tree.
-const pendingMax = 1 << 14
+// rebuildRatio: a seal that brings more than 1/rebuildRatio new items
+// rebuilds the tree by merging (sequential, O(n+m)) instead of inserting
+// each item (a descent each, O(m log n) with cache misses).
+const rebuildRatio = 8
 
 // vitem is one value in the ordered tree.
 type vitem struct {
@@ -51,7 +57,7 @@ type slot struct {
 type index struct {
 	curve   *curve.Curve
 	live    map[pkey]slot
-	pending []vitem
+	pending pendingList
 	tree    *btree.BTreeG[vitem]
 	tombs   []curve.Key // keys of tombstones in tree, for purging
 	bytes   int64       // sum of live value sizes
@@ -74,10 +80,7 @@ func (x *index) put(c pkey, v []byte, lsn uint64) {
 	}
 	x.live[c] = slot{val: v, lsn: lsn}
 	x.bytes += int64(len(v))
-	x.pending = append(x.pending, vitem{c: c, val: v, lsn: lsn})
-	if len(x.pending) >= pendingMax {
-		x.seal()
-	}
+	x.pending.add(vitem{c: c, val: v, lsn: lsn})
 }
 
 // del removes the value at c and reports whether there was one.
@@ -88,45 +91,122 @@ func (x *index) del(c pkey, lsn uint64) bool {
 	}
 	x.bytes -= int64(len(old.val))
 	delete(x.live, c)
-	x.pending = append(x.pending, vitem{c: c, lsn: lsn | tombBit})
-	if len(x.pending) >= pendingMax {
-		x.seal()
-	}
+	x.pending.add(vitem{c: c, lsn: lsn | tombBit})
 	return true
 }
 
 // seal moves pending into the tree. The caller holds the namespace's
-// write lock.
+// write lock. Pending is unbounded between ordered reads: a write-only
+// stretch costs no ordering work at all until a scan, snapshot or
+// checkpoint (which the log size triggers) asks for it.
 func (x *index) seal() {
-	if len(x.pending) == 0 {
+	if x.pending.n == 0 {
 		return
 	}
-	p := x.pending
+	p := &x.pending
 	dims := x.curve.Dims()
-	for i := range p {
-		p[i].key = x.curve.Encode(p[i].c[:dims])
-	}
-	// Stable, so that of two writes to one key the later stays last.
-	slices.SortStableFunc(p, func(a, b vitem) int { return a.key.Compare(b.key) })
-	var hint btree.PathHint
-	for i := range p {
-		if i+1 < len(p) && p[i+1].key == p[i].key {
-			continue // a later write to the same key wins
+	// Sort small (key, position) pairs, not the 96-byte items: the
+	// position breaks ties so that the later write to a key wins.
+	order := make([]sortKey, 0, p.n)
+	for _, c := range p.chunks {
+		for i := range c {
+			c[i].key = x.curve.Encode(c[i].c[:dims])
+			order = append(order, sortKey{key: c[i].key, pos: int32(len(order))})
 		}
-		it := p[i]
-		if it.tomb() {
-			if _, ok := x.tree.GetHint(it, &hint); !ok {
-				continue // written and deleted since the tree last saw it
+	}
+	slices.SortFunc(order, func(a, b sortKey) int {
+		if c := a.key.Compare(b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+	// Keep the last write of each key.
+	w := 0
+	for i := range order {
+		if i+1 < len(order) && order[i+1].key == order[i].key {
+			continue
+		}
+		order[w] = order[i]
+		w++
+	}
+	order = order[:w]
+	if x.tree.Len() == 0 || len(order)*rebuildRatio > x.tree.Len() {
+		x.rebuild(p, order)
+	} else {
+		var hint btree.PathHint
+		for _, o := range order {
+			it := *p.at(o.pos)
+			if it.tomb() {
+				x.tombs = append(x.tombs, it.key)
 			}
+			x.tree.SetHint(it, &hint)
+		}
+	}
+	p.reset()
+}
+
+// pendingList is an append-only list in fixed chunks, so that growing it
+// never copies what is already there (a plain slice of 96-byte items
+// spent most of a bulk load in memmove).
+type pendingList struct {
+	chunks [][]vitem
+	n      int
+}
+
+const pendingChunk = 4096
+
+func (l *pendingList) add(it vitem) {
+	if l.n%pendingChunk == 0 {
+		l.chunks = append(l.chunks, make([]vitem, 0, pendingChunk))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, it)
+	l.n++
+}
+
+func (l *pendingList) at(i int32) *vitem {
+	return &l.chunks[i/pendingChunk][i%pendingChunk]
+}
+
+func (l *pendingList) reset() {
+	l.chunks, l.n = nil, 0
+}
+
+type sortKey struct {
+	key curve.Key
+	pos int32
+}
+
+// rebuild merges the tree with the sorted pending items into a new tree,
+// loading it in order. Snapshots holding the old tree keep it.
+func (x *index) rebuild(p *pendingList, order []sortKey) {
+	t := newTree()
+	j := 0
+	emit := func(it vitem) {
+		if it.tomb() {
 			x.tombs = append(x.tombs, it.key)
 		}
-		x.tree.SetHint(it, &hint)
+		t.Load(it)
 	}
-	clear(p) // drop references to values
-	x.pending = p[:0]
-	if cap(x.pending) > 4*pendingMax {
-		x.pending = nil
+	// flush emits pending items with keys below k (all when k is nil).
+	flush := func(k *curve.Key) {
+		for ; j < len(order) && (k == nil || order[j].key.Less(*k)); j++ {
+			emit(*p.at(order[j].pos))
+		}
 	}
+	x.tombs = x.tombs[:0]
+	x.tree.Scan(func(old vitem) bool {
+		flush(&old.key)
+		if j < len(order) && order[j].key == old.key {
+			emit(*p.at(order[j].pos)) // the newer write replaces it (a delete becomes a tombstone)
+			j++
+		} else {
+			emit(old)
+		}
+		return true
+	})
+	flush(nil)
+	x.tree = t
 }
 
 // purgeTombs drops tombstones that a durable checkpoint at lsn covers.
@@ -161,12 +241,13 @@ func scanTree(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func
 	ranges := cv.Ranges(min, max, 0)
 	iter := t.Iter()
 	defer iter.Release()
+	var it vitem // one, reused: taking its address must not allocate per item
 	for _, r := range ranges {
 		if !iter.Seek(vitem{key: r.Lo}) {
 			return
 		}
 		for {
-			it := iter.Item()
+			it = iter.Item()
 			if r.Hi.Less(it.key) {
 				break
 			}
