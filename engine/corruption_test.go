@@ -267,3 +267,28 @@ func equalFiles(a, b map[string][]byte) bool {
 	}
 	return true
 }
+
+func TestVerify(t *testing.T) {
+	mem := logged(t, 300)
+	rep, err := engine.Verify("/d", engine.VerifyOptions{FS: mem})
+	if err != nil {
+		t.Fatalf("verify of a sound directory: %v", err)
+	}
+	if rep.Log.LastLSN != 301 {
+		t.Fatalf("verify report: %+v", rep)
+	}
+	seg := segments(t, mem)[1]
+	before := snapshotFiles(t, mem, "/d")
+	b := readFile(t, mem, seg)
+	writeFile(t, mem, seg, 300, []byte{b[300] ^ 1})
+	before[seg][300] ^= 1
+	if _, err := engine.Verify("/d", engine.VerifyOptions{FS: mem}); !engine.IsCorruption(err) {
+		t.Fatalf("verify of a flipped byte: %v", err)
+	}
+	if !equalFiles(before, snapshotFiles(t, mem, "/d")) {
+		t.Fatal("verify changed the directory")
+	}
+	if _, err := engine.Verify("/nowhere", engine.VerifyOptions{FS: mem}); err == nil {
+		t.Fatal("verify of a missing directory succeeded")
+	}
+}
