@@ -1,0 +1,213 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/vm"
+)
+
+// cursorBatch is how many points or edges a cursor takes from the engine
+// per resumption of its iterator: a region scan pays one coroutine switch
+// per batch, not per point.
+const cursorBatch = 256
+
+// txHost is vm.Host over one engine transaction: a snapshot for read-only
+// programs, the Update's transaction for read-write ones. It reaches the
+// transaction's namespace and nothing else.
+type txHost struct {
+	tx      *engine.Tx
+	dims    int
+	cursors []interface{ Close() }
+}
+
+var _ vm.Host = (*txHost)(nil)
+
+func newHost(tx *engine.Tx) *txHost {
+	return &txHost{tx: tx, dims: tx.Namespace().Dims()}
+}
+
+// close closes every cursor the program left open, so no iterator
+// outlives its transaction.
+func (h *txHost) close() {
+	for _, c := range h.cursors {
+		c.Close()
+	}
+	h.cursors = nil
+}
+
+// hostErr maps engine errors to what the vm contract expects: a write
+// refused as read-only wraps vm.ErrReadOnly.
+func hostErr(err error) error {
+	if errors.Is(err, engine.ErrReadOnly) {
+		return fmt.Errorf("%w: %w", vm.ErrReadOnly, err)
+	}
+	return err
+}
+
+func (h *txHost) Dims() int { return h.dims }
+
+func (h *txHost) Get(_ context.Context, c []int32) ([]byte, bool, error) {
+	v, err := h.tx.Get(c)
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+func (h *txHost) Put(_ context.Context, c []int32, value []byte) error {
+	return hostErr(h.tx.Put(c, value))
+}
+
+func (h *txHost) Delete(_ context.Context, c []int32) (bool, error) {
+	ok, err := h.tx.Delete(c)
+	return ok, hostErr(err)
+}
+
+func (h *txHost) Region(ctx context.Context, lo, hi []int32) vm.Cursor[vm.Point] {
+	seq, err := h.tx.Region(lo, hi, 0)
+	if err != nil {
+		return &batchCursor[vm.Point]{err: err, done: true}
+	}
+	dims := h.dims
+	batches := func(yield func([]vm.Point) bool) {
+		pts := make([]vm.Point, 0, cursorBatch)
+		arena := make([]int32, cursorBatch*dims)
+		for c, v := range seq {
+			i := len(pts)
+			cc := arena[i*dims : (i+1)*dims : (i+1)*dims]
+			copy(cc, c)
+			pts = append(pts, vm.Point{Coord: cc, Value: v})
+			if len(pts) == cursorBatch {
+				// The consumer is done with a batch before it asks for the
+				// next, so pts and arena are reused.
+				if !yield(pts) {
+					return
+				}
+				pts = pts[:0]
+			}
+		}
+		if len(pts) > 0 {
+			yield(pts)
+		}
+	}
+	c := newBatchCursor(ctx, batches)
+	h.cursors = append(h.cursors, c)
+	return c
+}
+
+func (h *txHost) Edges(ctx context.Context, c []int32, dir vm.Direction, label string) vm.Cursor[vm.Edge] {
+	seq, err := h.tx.Edges(c, engine.Direction(dir), label)
+	if err != nil {
+		return &batchCursor[vm.Edge]{err: err, done: true}
+	}
+	batches := func(yield func([]vm.Edge) bool) {
+		es := make([]vm.Edge, 0, cursorBatch)
+		for e := range seq {
+			es = append(es, vm.Edge(e))
+			if len(es) == cursorBatch {
+				if !yield(es) {
+					return
+				}
+				es = es[:0]
+			}
+		}
+		if len(es) > 0 {
+			yield(es)
+		}
+	}
+	cur := newBatchCursor(ctx, batches)
+	h.cursors = append(h.cursors, cur)
+	return cur
+}
+
+func (h *txHost) Link(_ context.Context, e vm.Edge) error {
+	return hostErr(h.tx.Link(e.From, e.To, e.Label, e.Weight, e.Value))
+}
+
+func (h *txHost) Unlink(_ context.Context, from, to []int32, label string) (bool, error) {
+	ok, err := h.tx.Unlink(from, to, label)
+	return ok, hostErr(err)
+}
+
+func (h *txHost) Walk(ctx context.Context, start []int32, o vm.WalkOptions) ([]vm.WalkStep, error) {
+	steps, err := h.tx.Walk(ctx, start, engine.WalkOptions{
+		Order:     engine.Order(o.Order),
+		MaxDepth:  o.MaxDepth,
+		Label:     o.Label,
+		Direction: engine.Direction(o.Direction),
+		Limit:     o.Limit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vm.WalkStep, len(steps))
+	for i, s := range steps {
+		out[i] = vm.WalkStep(s)
+	}
+	return out, nil
+}
+
+func (h *txHost) ShortestPath(ctx context.Context, from, to []int32, label string, dir vm.Direction) (vm.Path, bool, error) {
+	p, ok, err := h.tx.ShortestPath(ctx, from, to, label, engine.Direction(dir))
+	return vm.Path(p), ok, err
+}
+
+// batchCursor is a vm.Cursor over an iterator of batches, pulled one batch
+// at a time (iter.Pull), so the engine's push iterator becomes a pull
+// cursor at one coroutine switch per batch.
+type batchCursor[T any] struct {
+	ctx  context.Context
+	next func() ([]T, bool)
+	stop func()
+	buf  []T
+	i    int
+	err  error
+	done bool
+}
+
+func newBatchCursor[T any](ctx context.Context, seq iter.Seq[[]T]) *batchCursor[T] {
+	next, stop := iter.Pull(seq)
+	return &batchCursor[T]{ctx: ctx, next: next, stop: stop}
+}
+
+func (c *batchCursor[T]) Next() (T, bool) {
+	if c.i < len(c.buf) {
+		v := c.buf[c.i]
+		c.i++
+		return v, true
+	}
+	var zero T
+	if c.done {
+		return zero, false
+	}
+	if err := c.ctx.Err(); err != nil {
+		c.err = err
+		c.Close()
+		return zero, false
+	}
+	b, ok := c.next()
+	if !ok || len(b) == 0 {
+		c.Close()
+		return zero, false
+	}
+	c.buf, c.i = b, 1
+	return b[0], true
+}
+
+func (c *batchCursor[T]) Err() error { return c.err }
+
+func (c *batchCursor[T]) Close() {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+	c.done = true
+	c.buf = nil
+}
