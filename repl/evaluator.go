@@ -1,0 +1,107 @@
+package repl
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Evaluator is what the REPL runs inputs against. Embedded and Remote
+// implement it; tests and other front ends may bring their own.
+//
+// Eval runs script in the session of namespace ns: state left by one call
+// (variables, functions) is there for the next call on the same ns. A call
+// is one transaction: its writes are visible once it returns without error
+// and never if it fails. Cancelling ctx stops the script.
+type Evaluator interface {
+	Eval(ctx context.Context, ns, script string) (Result, error)
+	// Namespaces lists the namespaces, sorted by name.
+	Namespaces(ctx context.Context) ([]NamespaceInfo, error)
+	// CreateNamespace creates a namespace with dims dimensions on curve
+	// ("" = the default, hilbert).
+	CreateNamespace(ctx context.Context, name string, dims int, curve string) error
+	// Programs lists the programs registered in ns, sorted by name.
+	Programs(ctx context.Context, ns string) ([]ProgramInfo, error)
+	// Prog registers (or replaces) a program; kind is "js" or "wasm". It
+	// returns the new version.
+	Prog(ctx context.Context, ns, name, kind string, code []byte) (version string, err error)
+	// Run runs a registered program with arg; it returns its output.
+	Run(ctx context.Context, ns, name string, arg []byte) (Result, error)
+	// Stats describes ns ("" = the whole store) as JSON.
+	Stats(ctx context.Context, ns string) ([]byte, error)
+	// Close releases the evaluator's sessions and connections (not the
+	// DB it was given).
+	Close() error
+}
+
+// Result is what an input produced.
+type Result struct {
+	// Output is the completion value: a string as UTF-8, bytes as they are,
+	// anything else as JSON.
+	Output []byte
+	// Type is the JavaScript type ("undefined", "string", "number",
+	// "object", "function", "bytes", ...), or "" when the evaluator does not
+	// know it (a daemon returns bytes only).
+	Type string
+	// JSON reports that Output is JSON text.
+	JSON bool
+	// Logs are the lines the script passed to cube.log.
+	Logs []string
+	// Writes counts the writes the input committed.
+	Writes int64
+}
+
+// NamespaceInfo describes a namespace for .ns and completion.
+type NamespaceInfo struct {
+	Name   string `json:"name"`
+	Dims   int    `json:"dims"`
+	Curve  string `json:"curve,omitempty"`
+	Values int    `json:"values"`
+	Edges  int    `json:"edges"`
+}
+
+// ProgramInfo describes a registered program for .progs and completion.
+type ProgramInfo struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+}
+
+// ScriptError is a failed input: what kind of failure (guest, timeout,
+// aborted, ...), the message, and where in the input when known (1-based;
+// 0 = unknown). Evaluators return it so that the REPL can point at the
+// line.
+type ScriptError struct {
+	Kind   string
+	Msg    string
+	Line   int
+	Column int
+}
+
+func (e *ScriptError) Error() string {
+	s := e.Msg
+	if e.Kind != "" {
+		s = e.Kind + ": " + s
+	}
+	if e.Line > 0 {
+		s += fmt.Sprintf(" (line %d, column %d)", e.Line, e.Column)
+	}
+	return s
+}
+
+// lineCol finds the "(line N, column M)" that cube's errors end with, in
+// text that crossed the wire.
+var lineCol = regexp.MustCompile(`\s*\(line (\d+), column (\d+)\)`)
+
+// parseScriptError turns an error message from a daemon into a
+// ScriptError, keeping the position if the message carries one.
+func parseScriptError(msg string) *ScriptError {
+	e := &ScriptError{Msg: msg}
+	if m := lineCol.FindStringSubmatchIndex(msg); m != nil {
+		e.Line, _ = strconv.Atoi(msg[m[2]:m[3]])
+		e.Column, _ = strconv.Atoi(msg[m[4]:m[5]])
+		e.Msg = msg[:m[0]] + msg[m[1]:]
+	}
+	return e
+}

@@ -1,0 +1,354 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Remote evaluates inputs on a cube daemon over RESP: EVAL ns script, and
+// NS.LIST, NS.INFO, NS.CREATE, PROGS, PROG, RUN and STATS for the
+// dot-commands.
+//
+// All commands go over one connection, because the daemon keeps a
+// session scope per connection: that is what makes a function defined by
+// one input callable from the next. Stopping an input (cancelling its
+// context) closes that connection, the only way RESP has to interrupt a
+// command; the daemon then abandons the script and its writes, and the
+// next input starts a new session, without the old JavaScript state.
+type Remote struct {
+	client *redis.Client
+
+	mu     sync.Mutex
+	conn   net.Conn // the current connection, closed to interrupt
+	dials  int      // connections made so far
+	seen   int      // dials when the last command started
+	closed bool
+}
+
+var _ Evaluator = (*Remote)(nil)
+
+// DialOptions configure Dial.
+type DialOptions struct {
+	// Auth is the token for AUTH (needed on TCP).
+	Auth string
+	// DialTimeout bounds connecting; zero means 5 s.
+	DialTimeout time.Duration
+}
+
+// ErrSessionReset is returned (wrapped) by Remote when the connection to the
+// daemon was lost or closed (Ctrl-C closes it to stop a script): the
+// daemon's session, with the JavaScript state of earlier inputs, is gone.
+var ErrSessionReset = errors.New("repl: the connection to the daemon was reset; the session's JavaScript state starts over")
+
+// Dial connects to a daemon at addr: a Unix socket path, or
+// "tcp://HOST:PORT".
+func Dial(ctx context.Context, addr string, o DialOptions) (*Remote, error) {
+	network := "unix"
+	if a, ok := strings.CutPrefix(addr, "tcp://"); ok {
+		network, addr = "tcp", a
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	r := &Remote{}
+	d := net.Dialer{Timeout: o.DialTimeout}
+	r.client = redis.NewClient(&redis.Options{
+		Network:  network,
+		Addr:     addr,
+		Password: o.Auth,
+		Protocol: 2,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			r.mu.Lock()
+			r.conn = c
+			r.dials++
+			r.mu.Unlock()
+			return c, nil
+		},
+		// One connection carries the session; never retry a script.
+		PoolSize:                 1,
+		MaxRetries:               -1,
+		ReadTimeout:              -1,
+		WriteTimeout:             -1,
+		ConnMaxIdleTime:          -1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		r.client.Close()
+		return nil, fmt.Errorf("repl: cannot reach the daemon at %s: %w", addr, err)
+	}
+	r.seen = r.dials
+	return r, nil
+}
+
+// do sends one command; cancelling ctx closes the connection to stop it.
+func (r *Remote) do(ctx context.Context, args ...any) (any, error) {
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		if r.conn != nil {
+			r.conn.Close()
+		}
+		r.mu.Unlock()
+	})
+	v, err := r.client.Do(ctx, args...).Result()
+	stop()
+	r.mu.Lock()
+	reset := r.dials > r.seen
+	r.seen = r.dials
+	r.mu.Unlock()
+	if err != nil && err != redis.Nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", ErrSessionReset, err)
+	}
+	if reset {
+		// A new connection carried this command: earlier state is gone.
+		return v, fmt.Errorf("%w (reconnected)", ErrSessionReset)
+	}
+	if err == redis.Nil {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// Eval implements Evaluator with EVAL ns script.
+func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
+	if ns == "" {
+		return Result{}, ErrNoNamespace
+	}
+	v, err := r.do(ctx, "EVAL", ns, script)
+	if err != nil {
+		if !errors.Is(err, ErrSessionReset) {
+			return Result{}, parseScriptError(stripErrPrefix(err.Error()))
+		}
+		if v == nil {
+			return Result{}, err
+		}
+		// It ran, on a new connection: the result and the notice.
+		return replyResult(v), err
+	}
+	return replyResult(v), nil
+}
+
+// replyResult maps a RESP reply to a Result.
+func replyResult(v any) Result {
+	switch v := v.(type) {
+	case nil:
+		return Result{Type: "undefined"}
+	case string:
+		return Result{Output: []byte(v)}
+	case int64:
+		return Result{Output: []byte(strconv.FormatInt(v, 10)), Type: "number", JSON: true}
+	}
+	return Result{Output: fmt.Appendf(nil, "%v", v), Type: "string"}
+}
+
+// stripErrPrefix drops the RESP error code ("ERR ") from a message.
+func stripErrPrefix(s string) string {
+	if code, rest, ok := strings.Cut(s, " "); ok && code == strings.ToUpper(code) && len(code) > 1 {
+		return rest
+	}
+	return s
+}
+
+// Namespaces implements Evaluator with NS.LIST and NS.INFO.
+func (r *Remote) Namespaces(ctx context.Context) ([]NamespaceInfo, error) {
+	v, err := r.do(ctx, "NS.LIST")
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := v.([]any)
+	var out []NamespaceInfo
+	for _, e := range arr {
+		var ni NamespaceInfo
+		if name, ok := e.(string); ok {
+			ni.Name = name
+			if info, err := r.do(ctx, "NS.INFO", name); err == nil {
+				fillNamespace(&ni, toMap(info))
+			}
+		} else {
+			fillNamespace(&ni, toMap(e))
+		}
+		if ni.Name != "" {
+			out = append(out, ni)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func fillNamespace(ni *NamespaceInfo, m map[string]any) {
+	if s, ok := m["name"].(string); ok {
+		ni.Name = s
+	}
+	ni.Dims = toInt(m["dims"])
+	if s, ok := m["curve"].(string); ok {
+		ni.Curve = s
+	}
+	ni.Values = toInt(m["values"])
+	ni.Edges = toInt(m["edges"])
+}
+
+// toMap reads a RESP3 map or a RESP2 array of alternating field and value
+// (as HGETALL and INFO-like replies give them); keys are lower-cased.
+func toMap(v any) map[string]any {
+	m := map[string]any{}
+	switch v := v.(type) {
+	case map[any]any:
+		for k, e := range v {
+			m[strings.ToLower(fmt.Sprint(k))] = e
+		}
+	case map[string]any:
+		for k, e := range v {
+			m[strings.ToLower(k)] = e
+		}
+	case []any:
+		for i := 0; i+1 < len(v); i += 2 {
+			m[strings.ToLower(fmt.Sprint(v[i]))] = v[i+1]
+		}
+	}
+	return m
+}
+
+func toInt(v any) int {
+	switch v := v.(type) {
+	case int64:
+		return int(v)
+	case string:
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	return 0
+}
+
+// CreateNamespace implements Evaluator with NS.CREATE.
+func (r *Remote) CreateNamespace(ctx context.Context, name string, dims int, curve string) error {
+	args := []any{"NS.CREATE", name, "DIMS", dims}
+	if curve != "" {
+		args = append(args, "CURVE", curve)
+	}
+	_, err := r.do(ctx, args...)
+	return err
+}
+
+// Programs implements Evaluator with PROGS ns.
+func (r *Remote) Programs(ctx context.Context, ns string) ([]ProgramInfo, error) {
+	v, err := r.do(ctx, "PROGS", ns)
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := v.([]any)
+	var out []ProgramInfo
+	for _, e := range arr {
+		var p ProgramInfo
+		switch e := e.(type) {
+		case string:
+			p.Name = e
+		case []any:
+			if len(e) > 0 && isFieldName(e[0]) {
+				fillProgram(&p, toMap(e))
+			} else {
+				// [name, kind, version]
+				for i, f := range e {
+					s := fmt.Sprint(f)
+					switch i {
+					case 0:
+						p.Name = s
+					case 1:
+						p.Kind = strings.ToLower(s)
+					case 2:
+						p.Version = s
+					}
+				}
+			}
+		default:
+			fillProgram(&p, toMap(e))
+		}
+		if p.Name != "" {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func isFieldName(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.EqualFold(s, "name")
+}
+
+func fillProgram(p *ProgramInfo, m map[string]any) {
+	p.Name = fmt.Sprint(m["name"])
+	if k, ok := m["kind"]; ok {
+		p.Kind = strings.ToLower(fmt.Sprint(k))
+	}
+	if v, ok := m["version"]; ok {
+		p.Version = fmt.Sprint(v)
+	}
+}
+
+// Prog implements Evaluator with PROG ns name JS|WASM code.
+func (r *Remote) Prog(ctx context.Context, ns, name, kind string, code []byte) (string, error) {
+	v, err := r.do(ctx, "PROG", ns, name, strings.ToUpper(kind), code)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
+}
+
+// Run implements Evaluator with RUN ns name [arg].
+func (r *Remote) Run(ctx context.Context, ns, name string, arg []byte) (Result, error) {
+	args := []any{"RUN", ns, name}
+	if len(arg) > 0 {
+		args = append(args, arg)
+	}
+	v, err := r.do(ctx, args...)
+	if err != nil {
+		if !errors.Is(err, ErrSessionReset) {
+			return Result{}, parseScriptError(stripErrPrefix(err.Error()))
+		}
+		return Result{}, err
+	}
+	return replyResult(v), nil
+}
+
+// Stats implements Evaluator with STATS [ns].
+func (r *Remote) Stats(ctx context.Context, ns string) ([]byte, error) {
+	args := []any{"STATS"}
+	if ns != "" {
+		args = append(args, ns)
+	}
+	v, err := r.do(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(fmt.Sprint(v)), nil
+}
+
+// Close implements Evaluator: it closes the connection.
+func (r *Remote) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	return r.client.Close()
+}
