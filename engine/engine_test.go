@@ -105,6 +105,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	written := db.Stats().WrittenLSN
 	cases := []struct {
 		name string
 		err  error
@@ -142,6 +143,10 @@ func TestBadInput(t *testing.T) {
 	}
 	if n := ns.Info().Values; n != 0 {
 		t.Fatalf("bad input wrote %d values", n)
+	}
+	db.Sync(ctx)
+	if w := db.Stats().WrittenLSN; w != written {
+		t.Fatalf("bad input reached the log: LSN %d -> %d", written, w)
 	}
 	if n := ns.Info().Edges; n != 0 {
 		t.Fatalf("bad input wrote %d edges", n)
