@@ -1,0 +1,173 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/cubelinux/cube/engine"
+)
+
+var errNoAuth = errors.New("NOAUTH Authentication required: send AUTH <token> first")
+
+// ns resolves a namespace argument.
+func (cl *call) ns(arg []byte) (*engine.Namespace, error) {
+	ns, err := cl.s.db.Namespace(string(arg))
+	if err != nil {
+		if errors.Is(err, engine.ErrNoNamespace) {
+			return nil, &codeError{"NONS", fmt.Sprintf("namespace '%s' does not exist; create it with NS.CREATE %s DIMS d", arg, arg)}
+		}
+		return nil, err
+	}
+	return ns, nil
+}
+
+// coordArgs checks that a command on ns has exactly `groups` coordinates
+// of ns's dimensions after the namespace, plus fixed trailing words and
+// optional extras (extra < 0: any number of optional words), and returns
+// the coordinate words' start index.
+func (cl *call) coordCount(ns *engine.Namespace, groups, trailing int, optional bool) error {
+	d := ns.Dims()
+	want := 2 + groups*d + trailing
+	n := len(cl.args)
+	if n == want || (optional && n > want) {
+		return nil
+	}
+	return usageErr("wrong number of arguments for '%s' in namespace '%s' (%d dimension%s): usage: %s",
+		strings.ToLower(cl.cmd.Name), ns.Name(), d, plural(d), cl.cmd.Synopsis)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// coord parses d integers starting at args[i].
+func (cl *call) coord(i, d int, what string) ([]int32, error) {
+	c := make([]int32, d)
+	for k := range d {
+		v, err := strconv.ParseInt(string(cl.args[i+k]), 10, 32)
+		if err != nil {
+			if what != "" {
+				what += " "
+			}
+			return nil, usageErr("%scoordinate %d of %d is not a 32-bit integer: '%s'", what, k+1, d, clip(cl.args[i+k]))
+		}
+		c[k] = int32(v)
+	}
+	return c, nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+func parseCount(b []byte, what string) (int, error) {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || v < 0 || v > math.MaxInt32 {
+		return 0, usageErr("%s must be a non-negative integer, got '%s'", what, clip(b))
+	}
+	return int(v), nil
+}
+
+func parseDir(b []byte) (engine.Direction, bool) {
+	switch strings.ToUpper(string(b)) {
+	case "OUT":
+		return engine.Out, true
+	case "IN":
+		return engine.In, true
+	case "BOTH":
+		return engine.Both, true
+	}
+	return 0, false
+}
+
+// options walks the optional words after position i: each keyword is
+// looked up in opts (upper case), and takes that many values.
+func (cl *call) options(i int, opts map[string]int, fn func(key string, vals [][]byte) error) error {
+	for i < len(cl.args) {
+		key := strings.ToUpper(string(cl.args[i]))
+		n, ok := opts[key]
+		if !ok {
+			return usageErr("%s: unknown option '%s'; usage: %s", cl.cmd.Name, clip(cl.args[i]), cl.cmd.Synopsis)
+		}
+		if n > 0 && i+n >= len(cl.args) {
+			return usageErr("%s: option %s needs a value; usage: %s", cl.cmd.Name, key, cl.cmd.Synopsis)
+		}
+		if err := fn(key, cl.args[i+1:i+1+n]); err != nil {
+			return err
+		}
+		i += 1 + n
+	}
+	return nil
+}
+
+// codeError is an error reply with its own code instead of ERR.
+type codeError struct{ code, msg string }
+
+func (e *codeError) Error() string { return e.code + " " + e.msg }
+
+// errorText turns an error into the text of a RESP error reply: an upper
+// case code, then what was wrong and, where it helps, what to do.
+func errorText(err error) string {
+	var ce *codeError
+	var ue *usageError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Error()
+	case errors.As(err, &ue):
+		return "ERR " + ue.msg
+	case err == errNoAuth:
+		return err.Error()
+	case errors.Is(err, engine.ErrNoNamespace):
+		return "NONS " + trim(err)
+	case errors.Is(err, engine.ErrNamespaceExists):
+		return "EXISTS " + trim(err)
+	case errors.Is(err, engine.ErrFailed), errors.Is(err, engine.ErrReadOnly):
+		return "READONLY " + trim(err)
+	case errors.Is(err, engine.ErrClosed):
+		return "SHUTDOWN the store is closed; the daemon is shutting down"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "TIMEOUT " + trim(err)
+	case errors.Is(err, context.Canceled):
+		return "ERR cancelled: the daemon is shutting down"
+	}
+	if s, ok := progErrorText(err); ok {
+		return s
+	}
+	return "ERR " + trim(err)
+}
+
+// trim drops the package prefix of an engine error: the client knows it
+// is talking to cube.
+func trim(err error) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, "engine: ", "")
+	s = strings.ReplaceAll(s, "cube: ", "")
+	return s
+}
+
+func protoText(err error) string {
+	return "Protocol error: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "resp: protocol error: "), "resp: ")
+}
+
+func unknownText(args [][]byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ERR unknown command '%s', with args beginning with:", clip(args[0]))
+	for i, a := range args[1:] {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(&b, " '%s'", clip(a))
+	}
+	b.WriteString("; try HELP")
+	return b.String()
+}

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/server/internal/resp"
+)
+
+// PUT ns c1..cd value
+func prepPut(cl *call) (*engine.Namespace, txOp, error) {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cl.coordCount(ns, 1, 1, false); err != nil {
+		return nil, nil, err
+	}
+	c, err := cl.coord(2, ns.Dims(), "")
+	if err != nil {
+		return nil, nil, err
+	}
+	v := cl.args[len(cl.args)-1]
+	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+		if err := tx.Put(c, v); err != nil {
+			return err
+		}
+		w.OK()
+		return nil
+	}, nil
+}
+
+// GET ns c1..cd
+func cmdGet(cl *call) error {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return err
+	}
+	if err := cl.coordCount(ns, 1, 0, false); err != nil {
+		return err
+	}
+	c, err := cl.coord(2, ns.Dims(), "")
+	if err != nil {
+		return err
+	}
+	v, err := ns.Get(cl.ctx, c)
+	if errors.Is(err, engine.ErrNotFound) {
+		cl.w.Null()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cl.w.Bulk(v)
+	return nil
+}
+
+// DEL ns c1..cd
+func prepDel(cl *call) (*engine.Namespace, txOp, error) {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cl.coordCount(ns, 1, 0, false); err != nil {
+		return nil, nil, err
+	}
+	c, err := cl.coord(2, ns.Dims(), "")
+	if err != nil {
+		return nil, nil, err
+	}
+	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+		ok, err := tx.Delete(c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.Int(1)
+		} else {
+			w.Int(0)
+		}
+		return nil
+	}, nil
+}
+
+// REGION ns min1..mind max1..maxd [LIMIT n] [COUNT]
+func cmdRegion(cl *call) error {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return err
+	}
+	if err := cl.coordCount(ns, 2, 0, true); err != nil {
+		return err
+	}
+	d := ns.Dims()
+	lo, err := cl.coord(2, d, "min")
+	if err != nil {
+		return err
+	}
+	hi, err := cl.coord(2+d, d, "max")
+	if err != nil {
+		return err
+	}
+	limit, count := 0, false
+	err = cl.options(2+2*d, map[string]int{"LIMIT": 1, "COUNT": 0}, func(key string, v [][]byte) error {
+		switch key {
+		case "LIMIT":
+			limit, err = parseCount(v[0], "LIMIT")
+			return err
+		default:
+			count = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range lo {
+		if lo[i] > hi[i] {
+			return usageErr("bad box: min %d is above max %d on axis %d (the box is min1..mind then max1..maxd)", lo[i], hi[i], i+1)
+		}
+	}
+	if count {
+		if limit > 0 {
+			return usageErr("REGION: COUNT and LIMIT do not go together")
+		}
+		n, err := ns.Count(cl.ctx, lo, hi)
+		if err != nil {
+			return err
+		}
+		cl.w.Int(int64(n))
+		return nil
+	}
+	seq, err := ns.Region(cl.ctx, lo, hi, limit)
+	if err != nil {
+		return err
+	}
+	// The count is not known before the scan: write the pairs after a
+	// placeholder and put the header in front at the end.
+	mark := len(cl.w.B)
+	n := 0
+	for c, v := range seq {
+		cl.w.Array(2)
+		cl.w.Coord(c)
+		cl.w.Bulk(v)
+		n++
+	}
+	body := append([]byte(nil), cl.w.B[mark:]...)
+	cl.w.B = cl.w.B[:mark]
+	cl.w.Array(n)
+	cl.w.B = append(cl.w.B, body...)
+	return nil
+}

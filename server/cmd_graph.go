@@ -1,0 +1,256 @@
+package server
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/server/internal/resp"
+)
+
+// LINK ns from(d) to(d) label [WEIGHT w] [VALUE v]
+func prepLink(cl *call) (*engine.Namespace, txOp, error) {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cl.coordCount(ns, 2, 1, true); err != nil {
+		return nil, nil, err
+	}
+	d := ns.Dims()
+	from, err := cl.coord(2, d, "from")
+	if err != nil {
+		return nil, nil, err
+	}
+	to, err := cl.coord(2+d, d, "to")
+	if err != nil {
+		return nil, nil, err
+	}
+	label := string(cl.args[2+2*d])
+	weight := 1.0
+	var value []byte
+	err = cl.options(3+2*d, map[string]int{"WEIGHT": 1, "VALUE": 1}, func(key string, v [][]byte) error {
+		if key == "VALUE" {
+			value = v[0]
+			return nil
+		}
+		w, err := strconv.ParseFloat(string(v[0]), 64)
+		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) {
+			return usageErr("WEIGHT must be a finite number, got '%s'", clip(v[0]))
+		}
+		weight = w
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+		if err := tx.Link(from, to, label, weight, value); err != nil {
+			return err
+		}
+		w.OK()
+		return nil
+	}, nil
+}
+
+// UNLINK ns from(d) to(d) label
+func prepUnlink(cl *call) (*engine.Namespace, txOp, error) {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cl.coordCount(ns, 2, 1, false); err != nil {
+		return nil, nil, err
+	}
+	d := ns.Dims()
+	from, err := cl.coord(2, d, "from")
+	if err != nil {
+		return nil, nil, err
+	}
+	to, err := cl.coord(2+d, d, "to")
+	if err != nil {
+		return nil, nil, err
+	}
+	label := string(cl.args[2+2*d])
+	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+		ok, err := tx.Unlink(from, to, label)
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.Int(1)
+		} else {
+			w.Int(0)
+		}
+		return nil
+	}, nil
+}
+
+// EDGES ns c(d) [OUT|IN|BOTH] [LABEL l]
+func cmdEdges(cl *call) error {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return err
+	}
+	if err := cl.coordCount(ns, 1, 0, true); err != nil {
+		return err
+	}
+	d := ns.Dims()
+	c, err := cl.coord(2, d, "")
+	if err != nil {
+		return err
+	}
+	dir, label := engine.Out, ""
+	err = cl.options(2+d, map[string]int{"OUT": 0, "IN": 0, "BOTH": 0, "LABEL": 1}, func(key string, v [][]byte) error {
+		if key == "LABEL" {
+			label = string(v[0])
+			return nil
+		}
+		dir, _ = parseDir([]byte(key))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	edges, err := ns.Edges(cl.ctx, c, dir, label)
+	if err != nil {
+		return err
+	}
+	cl.w.Array(len(edges))
+	for _, e := range edges {
+		cl.w.Array(5)
+		cl.w.Coord(e.From)
+		cl.w.Coord(e.To)
+		cl.w.BulkString(e.Label)
+		cl.w.Double(e.Weight)
+		if e.Value == nil {
+			cl.w.Null()
+		} else {
+			cl.w.Bulk(e.Value)
+		}
+	}
+	return nil
+}
+
+// WALK ns start(d) [DEPTH n] [LABEL l] [DIR OUT|IN|BOTH] [ORDER BFS|DFS] [LIMIT n]
+func cmdWalk(cl *call) error {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return err
+	}
+	if err := cl.coordCount(ns, 1, 0, true); err != nil {
+		return err
+	}
+	d := ns.Dims()
+	start, err := cl.coord(2, d, "start")
+	if err != nil {
+		return err
+	}
+	var o engine.WalkOptions
+	err = cl.options(2+d, map[string]int{"DEPTH": 1, "LABEL": 1, "DIR": 1, "ORDER": 1, "LIMIT": 1}, func(key string, v [][]byte) error {
+		var err error
+		switch key {
+		case "DEPTH":
+			o.MaxDepth, err = parseCount(v[0], "DEPTH")
+		case "LIMIT":
+			o.Limit, err = parseCount(v[0], "LIMIT")
+		case "LABEL":
+			o.Label = string(v[0])
+		case "DIR":
+			var ok bool
+			if o.Direction, ok = parseDir(v[0]); !ok {
+				err = usageErr("DIR must be OUT, IN or BOTH, got '%s'", clip(v[0]))
+			}
+		case "ORDER":
+			switch string(upper(v[0])) {
+			case "BFS":
+				o.Order = engine.BFS
+			case "DFS":
+				o.Order = engine.DFS
+			default:
+				err = usageErr("ORDER must be BFS or DFS, got '%s'", clip(v[0]))
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	steps, err := ns.Walk(cl.ctx, start, o)
+	if err != nil {
+		return err
+	}
+	cl.w.Array(len(steps))
+	for _, s := range steps {
+		cl.w.Array(3)
+		cl.w.Coord(s.Coord)
+		cl.w.Int(int64(s.Depth))
+		if s.From == nil {
+			cl.w.NullArray()
+		} else {
+			cl.w.Coord(s.From)
+		}
+	}
+	return nil
+}
+
+// PATH ns from(d) to(d) [LABEL l] [DIR OUT|IN|BOTH]
+func cmdPath(cl *call) error {
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return err
+	}
+	if err := cl.coordCount(ns, 2, 0, true); err != nil {
+		return err
+	}
+	d := ns.Dims()
+	from, err := cl.coord(2, d, "from")
+	if err != nil {
+		return err
+	}
+	to, err := cl.coord(2+d, d, "to")
+	if err != nil {
+		return err
+	}
+	label, dir := "", engine.Out
+	err = cl.options(2+2*d, map[string]int{"LABEL": 1, "DIR": 1}, func(key string, v [][]byte) error {
+		if key == "LABEL" {
+			label = string(v[0])
+			return nil
+		}
+		var ok bool
+		if dir, ok = parseDir(v[0]); !ok {
+			return usageErr("DIR must be OUT, IN or BOTH, got '%s'", clip(v[0]))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p, ok, err := ns.ShortestPath(cl.ctx, from, to, label, dir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		cl.w.NullArray()
+		return nil
+	}
+	cl.w.Array(2)
+	cl.w.Array(len(p.Coords))
+	for _, c := range p.Coords {
+		cl.w.Coord(c)
+	}
+	cl.w.Double(p.Weight)
+	return nil
+}
+
+func upper(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}

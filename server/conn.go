@@ -1,0 +1,313 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"time"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/server/internal/resp"
+)
+
+// flushAt is the reply size at which a pipeline's replies are written
+// before the rest of the pipeline runs, so one client's big pipeline does
+// not pile up memory.
+const flushAt = 1 << 20
+
+// conn is one client connection. Its goroutine reads, runs and replies;
+// nothing else touches it but Serve's drain (deadlines, Close).
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	id     int64
+	tcp    bool
+	authed bool
+	quit   bool
+	name   string
+	w      resp.Writer
+	cmds   [][][]byte
+	lim    resp.Limits
+	// session is the per-connection JavaScript state for EVAL.
+	session any
+}
+
+func newConn(s *Server, nc net.Conn, tcp bool) *conn {
+	return &conn{
+		s:      s,
+		nc:     nc,
+		id:     s.nextID.Add(1),
+		tcp:    tcp,
+		authed: !tcp,
+		lim:    resp.Limits{MaxRequest: s.o.MaxRequest},
+		w:      resp.Writer{Proto: 2},
+	}
+}
+
+func (c *conn) serve(ctx context.Context) {
+	defer c.nc.Close()
+	defer c.closeSession()
+	buf := make([]byte, 0, 16<<10)
+	start := 0
+	for {
+		// Run every complete command already received, in order.
+		k := 0
+		for {
+			var a [][]byte
+			if k < len(c.cmds) {
+				a = c.cmds[k]
+			}
+			n, a, err := resp.Parse(buf[start:], a, c.lim)
+			if k < len(c.cmds) {
+				c.cmds[k] = a
+			} else {
+				c.cmds = append(c.cmds, a)
+			}
+			if err != nil {
+				// Run what came before the bad bytes, then say what was
+				// wrong; the stream cannot be resynchronised after it.
+				c.runBatch(ctx, c.cmds[:k])
+				c.s.stats.protoErrors.Add(1)
+				c.w.Error("ERR " + protoText(err))
+				c.flush()
+				return
+			}
+			if n == 0 {
+				break
+			}
+			start += n
+			if len(a) > 0 {
+				k++
+			}
+		}
+		if k > 0 {
+			c.runBatch(ctx, c.cmds[:k])
+			if !c.flush() {
+				return
+			}
+		}
+		if c.quit {
+			return
+		}
+		// Keep the unparsed tail at the front of buf.
+		if start == len(buf) {
+			buf = buf[:0]
+		} else if start > 0 {
+			buf = buf[:copy(buf, buf[start:])]
+		}
+		start = 0
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), 2*cap(buf))
+			copy(nb, buf)
+			buf = nb
+		}
+		switch {
+		case len(buf) > 0:
+			c.nc.SetReadDeadline(time.Now().Add(c.s.o.RequestTimeout))
+		case c.s.o.IdleTimeout > 0:
+			c.nc.SetReadDeadline(time.Now().Add(c.s.o.IdleTimeout))
+		default:
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		if c.s.draining.Load() {
+			return
+		}
+		n, err := c.nc.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil && n == 0 {
+			if errors.Is(err, os.ErrDeadlineExceeded) && !c.s.draining.Load() {
+				c.s.stats.timedOut.Add(1)
+				c.w.Reset()
+				if len(buf) > 0 {
+					c.w.Error("ERR request not completed within " + c.s.o.RequestTimeout.String() + "; closing the connection")
+				} else {
+					c.w.Error("ERR idle for " + c.s.o.IdleTimeout.String() + "; closing the connection")
+				}
+				c.flush()
+			}
+			return
+		}
+	}
+}
+
+// flush writes the pending replies; false if the client is gone or too
+// slow to read them.
+func (c *conn) flush() bool {
+	if c.w.Len() == 0 {
+		return true
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.o.WriteTimeout))
+	_, err := c.nc.Write(c.w.B)
+	if cap(c.w.B) > 4*flushAt {
+		c.w.B = nil
+	}
+	c.w.Reset()
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.s.stats.timedOut.Add(1)
+		}
+		return false
+	}
+	return true
+}
+
+// runBatch runs a pipeline's commands in order. Consecutive writes to one
+// namespace (PUT, DEL, LINK, UNLINK) commit as one transaction, so that a
+// pipeline of N writes costs one log sync instead of N; their replies,
+// like every write's, are written only after the commit is durable.
+func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) {
+	for i := 0; i < len(cmds); {
+		cmd := c.s.lookup(cmds[i][0])
+		if cmd != nil && cmd.prep != nil && c.authed {
+			j := i + 1
+			for j < len(cmds) && len(cmds[i]) > 1 && len(cmds[j]) > 1 &&
+				bytes.Equal(cmds[j][1], cmds[i][1]) {
+				if nc := c.s.lookup(cmds[j][0]); nc == nil || nc.prep == nil {
+					break
+				}
+				j++
+			}
+			if j-i > 1 {
+				c.runWrites(ctx, cmds[i:j])
+				i = j
+				continue
+			}
+		}
+		c.run(ctx, cmd, cmds[i])
+		i++
+		if c.w.Len() > flushAt && !c.flush() {
+			c.quit = true
+		}
+		if c.quit {
+			return
+		}
+	}
+}
+
+// run runs one command and appends its reply.
+func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
+	start := time.Now()
+	if cmd == nil {
+		c.s.stats.unknown.Add(1)
+		c.w.Error(unknownText(args))
+		return
+	}
+	if err := c.check(cmd, args); err != nil {
+		c.w.Error(errorText(err))
+		c.s.stats.record(cmd, time.Since(start), true)
+		return
+	}
+	cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
+	mark := c.w.Len()
+	var err error
+	if cmd.prep != nil {
+		var op txOp
+		var ns *engine.Namespace
+		ns, op, err = cmd.prep(&cl)
+		if err == nil {
+			err = ns.Update(ctx, func(tx *engine.Tx) error { return op(tx, &c.w) })
+		}
+	} else {
+		err = cmd.run(&cl)
+	}
+	if err != nil {
+		c.w.B = c.w.B[:mark]
+		c.w.Error(errorText(err))
+	}
+	c.s.stats.record(cmd, time.Since(start), err != nil)
+}
+
+// runWrites runs consecutive writes to one namespace as one transaction.
+func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
+	start := time.Now()
+	type item struct {
+		cmd *Command
+		op  txOp
+		err error
+	}
+	items := make([]item, len(cmds))
+	var ns *engine.Namespace
+	ops := 0
+	for k, args := range cmds {
+		cmd := c.s.lookup(args[0])
+		items[k].cmd = cmd
+		if err := c.check(cmd, args); err != nil {
+			items[k].err = err
+			continue
+		}
+		cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
+		n, op, err := cmd.prep(&cl)
+		items[k].op, items[k].err = op, err
+		if err == nil {
+			ns = n
+			ops++
+		}
+	}
+	mark := c.w.Len()
+	var err error
+	if ops > 0 {
+		err = ns.Update(ctx, func(tx *engine.Tx) error {
+			for _, it := range items {
+				if it.err != nil {
+					c.w.Error(errorText(it.err))
+					continue
+				}
+				// A failed op (a value over the limit, say) changed
+				// nothing; the others still commit.
+				m := c.w.Len()
+				if err := it.op(tx, &c.w); err != nil {
+					if isFatal(err) {
+						return err
+					}
+					c.w.B = c.w.B[:m]
+					c.w.Error(errorText(err))
+				}
+			}
+			return nil
+		})
+	} else {
+		for _, it := range items {
+			c.w.Error(errorText(it.err))
+		}
+	}
+	d := time.Since(start)
+	if err != nil {
+		c.w.B = c.w.B[:mark]
+	}
+	for _, it := range items {
+		if err != nil {
+			if it.err != nil {
+				c.w.Error(errorText(it.err))
+			} else {
+				c.w.Error(errorText(err))
+			}
+		}
+		c.s.stats.record(it.cmd, d, err != nil || it.err != nil)
+	}
+}
+
+// isFatal reports errors after which a transaction must not commit.
+func isFatal(err error) bool {
+	return errors.Is(err, engine.ErrFailed) || errors.Is(err, engine.ErrClosed) ||
+		errors.Is(err, engine.ErrTxDone) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+// check validates arity and authentication before a command runs.
+func (c *conn) check(cmd *Command, args [][]byte) error {
+	if !c.authed && cmd.Flags&NoAuth == 0 {
+		return errNoAuth
+	}
+	if !cmd.arityOK(len(args)) {
+		return cmd.arityError()
+	}
+	return nil
+}
+
+func (c *conn) closeSession() {
+	if cl, ok := c.session.(interface{ Close() error }); ok {
+		cl.Close()
+	}
+}

@@ -1,0 +1,345 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/server/internal/resp"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultMaxClients     = 10000
+	DefaultMaxRequest     = resp.DefaultMaxRequest
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultWriteTimeout   = 30 * time.Second
+	DefaultDrainTimeout   = 10 * time.Second
+	// SocketName is the daemon's socket inside its data directory.
+	SocketName = "cube.sock"
+)
+
+// Options configure a Server. The zero value of each field means its
+// documented default; at least one of Socket and Listen must be set.
+type Options struct {
+	// Socket is the Unix socket path, created with mode 0600. A stale
+	// socket file left by a killed daemon is replaced; a live one is
+	// ErrSocketInUse.
+	Socket string
+	// Listen is a TCP address ("127.0.0.1:7379"). Every TCP connection
+	// must AUTH with AuthToken before anything but PING, HELLO, AUTH and
+	// QUIT; Unix socket clients are trusted by the socket's file mode.
+	Listen string
+	// AuthToken is required with Listen.
+	AuthToken string
+	// MaxClients bounds open connections; one more is told so and closed.
+	MaxClients int
+	// MaxRequest bounds one command's bytes; a larger one is refused and
+	// its connection closed (the stream cannot be resynchronised).
+	MaxRequest int
+	// IdleTimeout closes a connection that sends nothing for this long;
+	// 0 means never.
+	IdleTimeout time.Duration
+	// RequestTimeout bounds how long a client may take to send the rest
+	// of a command it started (slow clients).
+	RequestTimeout time.Duration
+	// WriteTimeout bounds how long a client may take to read a reply.
+	WriteTimeout time.Duration
+	// DrainTimeout bounds the wait for in-flight commands at shutdown;
+	// after it, connections are closed and running programs cancelled.
+	DrainTimeout time.Duration
+	// Version is reported by HELLO and INFO.
+	Version string
+	// Logger receives connection errors and lifecycle notices; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxClients <= 0 {
+		o.MaxClients = DefaultMaxClients
+	}
+	if o.MaxRequest <= 0 {
+		o.MaxRequest = DefaultMaxRequest
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Server is a RESP daemon over one open cube. Create it with New, run it
+// with Serve.
+type Server struct {
+	db      *cube.DB
+	o       Options
+	table   []*Command
+	byName  map[string]*Command
+	stats   *serverStats
+	started time.Time
+
+	lns      []net.Listener
+	unixPath string
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	nextID   atomic.Int64
+	served   bool
+	stopOnce sync.Once
+	stop     chan struct{} // closed by Shutdown or Serve's ctx
+	draining atomic.Bool
+}
+
+// New binds the listeners and returns a Server ready to Serve. It does not
+// open the store: the caller owns db (and its directory lock, which is what
+// refuses a second daemon on the same data directory).
+func New(db *cube.DB, o Options) (*Server, error) {
+	o = o.withDefaults()
+	if o.Socket == "" && o.Listen == "" {
+		return nil, ErrNoListener
+	}
+	if o.Listen != "" && o.AuthToken == "" {
+		return nil, ErrNoAuth
+	}
+	s := &Server{
+		db:      db,
+		o:       o,
+		conns:   map[*conn]struct{}{},
+		stop:    make(chan struct{}),
+		started: time.Now(),
+	}
+	s.table = commandTable()
+	s.byName = make(map[string]*Command, len(s.table))
+	for _, c := range s.table {
+		s.byName[c.Name] = c
+	}
+	s.stats = newServerStats(s)
+	if o.Socket != "" {
+		ln, err := listenUnix(o.Socket)
+		if err != nil {
+			return nil, err
+		}
+		s.lns = append(s.lns, ln)
+		s.unixPath = o.Socket
+	}
+	if o.Listen != "" {
+		ln, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			s.closeListeners()
+			return nil, fmt.Errorf("server: listen on %s: %w", o.Listen, err)
+		}
+		s.lns = append(s.lns, ln)
+	}
+	return s, nil
+}
+
+// listenUnix binds path with mode 0600. The socket is bound under a
+// temporary name, chmod'ed and renamed into place, so that it is never
+// reachable with a wider mode.
+func listenUnix(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("%w: %s", ErrNotSocket, path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: %s", ErrSocketInUse, path)
+		}
+		// Nobody answers: a killed daemon's leftover.
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("server: remove stale socket: %w", err)
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(path), os.Getpid()))
+	os.Remove(tmp)
+	ln, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", path, err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("server: chmod socket: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("server: place socket %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+// Addrs returns the addresses the server listens on.
+func (s *Server) Addrs() []net.Addr {
+	var a []net.Addr
+	for _, ln := range s.lns {
+		a = append(a, ln.Addr())
+	}
+	if s.unixPath != "" && len(a) > 0 {
+		a[0] = &net.UnixAddr{Name: s.unixPath, Net: "unix"}
+	}
+	return a
+}
+
+// Serve accepts connections until ctx is done or Shutdown is called (or a
+// client sends SHUTDOWN). Then it stops accepting, lets every connection
+// finish the commands it has already received and send their replies
+// (within Options.DrainTimeout), closes the connections and removes the
+// socket file. It returns nil after a clean drain. Serve does not close
+// the store: the caller checkpoints and closes it afterwards.
+func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	if s.served {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.served = true
+	s.mu.Unlock()
+
+	// hard is cancelled only when draining gives up: commands in flight
+	// at shutdown are allowed to finish.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	var wg sync.WaitGroup
+	for _, ln := range s.lns {
+		_, tcp := ln.(*net.TCPListener)
+		wg.Go(func() { s.acceptLoop(hard, ln, tcp) })
+	}
+	select {
+	case <-ctx.Done():
+	case <-s.stop:
+	}
+	s.Shutdown()
+	s.draining.Store(true)
+	s.closeListeners()
+	wg.Wait()
+
+	// Wake connections blocked reading; they finish what they hold.
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	deadline := time.NewTimer(s.o.DrainTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-tick.C:
+			continue
+		case <-deadline.C:
+			err = fmt.Errorf("server: %d connection(s) still busy after %v; closed them", n, s.o.DrainTimeout)
+			cancelHard()
+			s.mu.Lock()
+			for c := range s.conns {
+				c.nc.Close()
+			}
+			s.mu.Unlock()
+		}
+		break
+	}
+	if s.unixPath != "" {
+		os.Remove(s.unixPath)
+	}
+	return err
+}
+
+// Shutdown asks Serve to drain and return. It does not wait.
+func (s *Server) Shutdown() {
+	s.stopOnce.Do(func() { close(s.stop) })
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+}
+
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, tcp bool) {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || s.draining.Load() {
+				return
+			}
+			// EMFILE and friends: back off rather than spin.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.o.Logger.Warn("accept", "err", err, "retry_in", delay)
+			select {
+			case <-time.After(delay):
+			case <-s.stop:
+				return
+			}
+			continue
+		}
+		delay = 0
+		c := newConn(s, nc, tcp)
+		s.mu.Lock()
+		if len(s.conns) >= s.o.MaxClients || s.draining.Load() {
+			s.mu.Unlock()
+			s.stats.rejected.Add(1)
+			nc.SetWriteDeadline(time.Now().Add(time.Second))
+			if s.draining.Load() {
+				nc.Write([]byte("-SHUTDOWN the server is shutting down\r\n"))
+			} else {
+				nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			}
+			nc.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.stats.accepted.Add(1)
+		go func() {
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+			}()
+			c.serve(ctx)
+		}()
+	}
+}
+
+// clients returns the number of open connections.
+func (s *Server) clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) checkToken(tok []byte) bool {
+	return s.o.AuthToken != "" && subtle.ConstantTimeCompare(tok, []byte(s.o.AuthToken)) == 1
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/server/internal/resp"
+)
+
+// Flags describe a command.
+type Flags uint16
+
+const (
+	// Write: the command changes the store. Its reply is sent only after
+	// the change is as durable as the store's sync mode promises.
+	Write Flags = 1 << iota
+	// ReadOnly: the command only reads.
+	ReadOnly
+	// NoAuth: allowed before AUTH on a TCP connection.
+	NoAuth
+	// Admin: acts on the daemon rather than on data.
+	Admin
+	// Fast: constant time, no I/O wait beyond a log sync.
+	Fast
+)
+
+// Command is one entry of the daemon's command table, which drives
+// dispatch, HELP, COMMAND / COMMAND DOCS and the CLI's verbs.
+type Command struct {
+	Name     string // upper case, as clients send it in any case: "PUT", "NS.CREATE"
+	Synopsis string // "PUT ns c1..cd value"
+	// Arity counts the words of a call, the name included, as Redis does:
+	// n means exactly n, -n at least n. Commands taking coordinates check
+	// the exact count against the namespace's dimensions.
+	Arity int
+	Flags Flags
+	Group string // "server", "namespace", "value", "graph", "program"
+	Doc   string // what it does and what it replies
+
+	run  func(*call) error
+	prep func(*call) (*engine.Namespace, txOp, error)
+}
+
+// txOp is a write prepared from parsed arguments, run inside a
+// transaction; it appends its reply to w.
+type txOp func(tx *engine.Tx, w *resp.Writer) error
+
+// call is one command being run.
+type call struct {
+	ctx  context.Context
+	s    *Server
+	c    *conn
+	cmd  *Command
+	args [][]byte
+	w    *resp.Writer
+}
+
+// Commands returns the command table, in HELP order.
+func Commands() []Command {
+	t := commandTable()
+	out := make([]Command, len(t))
+	for i, c := range t {
+		out[i] = *c
+		out[i].run, out[i].prep = nil, nil
+	}
+	return out
+}
+
+func (c *Command) arityOK(n int) bool {
+	if c.Arity >= 0 {
+		return n == c.Arity
+	}
+	return n >= -c.Arity
+}
+
+func (c *Command) arityError() error {
+	return usageErr("wrong number of arguments for '%s' command; usage: %s", strings.ToLower(c.Name), c.Synopsis)
+}
+
+// lookup finds a command by name, in any case, without allocating.
+func (s *Server) lookup(name []byte) *Command {
+	var b [32]byte
+	if len(name) > len(b) {
+		return nil
+	}
+	for i, ch := range name {
+		if 'a' <= ch && ch <= 'z' {
+			ch -= 'a' - 'A'
+		}
+		b[i] = ch
+	}
+	return s.byName[string(b[:len(name)])]
+}
+
+// commandTable builds the table. It is a function, not a package variable,
+// so that the package has no global state.
+func commandTable() []*Command {
+	return []*Command{
+		// server
+		{Name: "PING", Synopsis: "PING [message]", Arity: -1, Flags: NoAuth | Fast, Group: "server",
+			Doc: "Replies PONG, or the message.", run: cmdPing},
+		{Name: "ECHO", Synopsis: "ECHO message", Arity: 2, Flags: Fast, Group: "server",
+			Doc: "Replies the message.", run: cmdEcho},
+		{Name: "HELLO", Synopsis: "HELLO [protover [AUTH username token] [SETNAME name]]", Arity: -1, Flags: NoAuth | Fast, Group: "server",
+			Doc: "Switches the protocol (2 or 3; 3 gives maps, doubles and nulls), optionally authenticates, and describes the server.", run: cmdHello},
+		{Name: "AUTH", Synopsis: "AUTH [username] token", Arity: -2, Flags: NoAuth | Fast, Group: "server",
+			Doc: "Authenticates a TCP connection with the daemon's token (--auth-file or CUBE_AUTH).", run: cmdAuth},
+		{Name: "QUIT", Synopsis: "QUIT", Arity: -1, Flags: NoAuth | Fast, Group: "server",
+			Doc: "Replies OK and closes the connection.", run: cmdQuit},
+		{Name: "HELP", Synopsis: "HELP [command]", Arity: -1, Flags: NoAuth, Group: "server",
+			Doc: "Lists the commands, or describes one.", run: cmdHelp},
+		{Name: "COMMAND", Synopsis: "COMMAND [COUNT | LIST | INFO name... | DOCS name...]", Arity: -1, Flags: ReadOnly, Group: "server",
+			Doc: "Describes the commands in Redis's format, so that redis-cli and client libraries learn them.", run: cmdCommand},
+		{Name: "INFO", Synopsis: "INFO [section]", Arity: -1, Flags: ReadOnly, Group: "server",
+			Doc: "Server, clients, persistence, command statistics and keyspace, as Redis-style text.", run: cmdInfo},
+		{Name: "STATS", Synopsis: "STATS [ns]", Arity: -1, Flags: ReadOnly, Group: "server",
+			Doc: "Statistics as JSON: the store, the daemon's commands (calls, errors, latency mean/p50/p99/max) and programs; or one namespace's.", run: cmdStats},
+		{Name: "CHECKPOINT", Synopsis: "CHECKPOINT", Arity: 1, Flags: Admin | Write, Group: "server",
+			Doc: "Writes a checkpoint now and describes it (nil if nothing changed since the last one).", run: cmdCheckpoint},
+		{Name: "SHUTDOWN", Synopsis: "SHUTDOWN", Arity: -1, Flags: Admin, Group: "server",
+			Doc: "Replies OK, then drains in-flight commands, checkpoints, removes the socket and exits.", run: cmdShutdown},
+		{Name: "CONFIG", Synopsis: "CONFIG GET parameter", Arity: 3, Flags: Admin | ReadOnly, Group: "server",
+			Doc: "Reads the daemon's settings (maxclients, timeout, appendfsync, ...), as redis-benchmark expects.", run: cmdConfig},
+		{Name: "CLIENT", Synopsis: "CLIENT ID | GETNAME | SETNAME name | SETINFO attr value", Arity: -2, Flags: Fast, Group: "server",
+			Doc: "The connection's id and name; SETINFO is accepted for client libraries.", run: cmdClient},
+
+		// namespaces
+		{Name: "NS.CREATE", Synopsis: "NS.CREATE ns DIMS d [CURVE hilbert|morton] [MAXVALUE bytes]", Arity: -4, Flags: Write, Group: "namespace",
+			Doc: "Creates a namespace with d dimensions (1-8) on a space-filling curve (hilbert by default).", run: cmdNSCreate},
+		{Name: "NS.LIST", Synopsis: "NS.LIST", Arity: 1, Flags: ReadOnly | Fast, Group: "namespace",
+			Doc: "The namespaces' names, sorted.", run: cmdNSList},
+		{Name: "NS.INFO", Synopsis: "NS.INFO ns", Arity: 2, Flags: ReadOnly | Fast, Group: "namespace",
+			Doc: "Dimensions, curve, value limit, number of values and edges.", run: cmdNSInfo},
+		{Name: "NS.DROP", Synopsis: "NS.DROP ns", Arity: 2, Flags: Write, Group: "namespace",
+			Doc: "Deletes a namespace with all its values, edges and programs.", run: cmdNSDrop},
+
+		// values
+		{Name: "PUT", Synopsis: "PUT ns c1..cd value", Arity: -4, Flags: Write | Fast, Group: "value",
+			Doc: "Stores value at the coordinate (d integers, d the namespace's dimensions). Replies OK once durable.", prep: prepPut},
+		{Name: "GET", Synopsis: "GET ns c1..cd", Arity: -3, Flags: ReadOnly | Fast, Group: "value",
+			Doc: "The value at the coordinate, or nil.", run: cmdGet},
+		{Name: "DEL", Synopsis: "DEL ns c1..cd", Arity: -3, Flags: Write | Fast, Group: "value",
+			Doc: "Deletes the value at the coordinate; replies 1 if there was one, else 0.", prep: prepDel},
+		{Name: "REGION", Synopsis: "REGION ns min1..mind max1..maxd [LIMIT n] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
+			Doc: "The values inside the box (inclusive), in curve order, as [[c1..cd], value] pairs; with COUNT, their number.", run: cmdRegion},
+
+		// graph
+		{Name: "LINK", Synopsis: "LINK ns from1..fromd to1..tod label [WEIGHT w] [VALUE v]", Arity: -5, Flags: Write | Fast, Group: "graph",
+			Doc: "Creates or replaces the edge from -[label]-> to (weight 1 unless given).", prep: prepLink},
+		{Name: "UNLINK", Synopsis: "UNLINK ns from1..fromd to1..tod label", Arity: -5, Flags: Write | Fast, Group: "graph",
+			Doc: "Removes the edge; replies 1 if it existed, else 0.", prep: prepUnlink},
+		{Name: "EDGES", Synopsis: "EDGES ns c1..cd [OUT|IN|BOTH] [LABEL l]", Arity: -3, Flags: ReadOnly, Group: "graph",
+			Doc: "The edges of the coordinate (OUT by default), each as [from, to, label, weight, value].", run: cmdEdges},
+		{Name: "WALK", Synopsis: "WALK ns start1..startd [DEPTH n] [LABEL l] [DIR OUT|IN|BOTH] [ORDER BFS|DFS] [LIMIT n]", Arity: -3, Flags: ReadOnly, Group: "graph",
+			Doc: "Walks the graph from start (BFS, depth 1, outgoing, by default); each node as [coordinate, depth, reached-from].", run: cmdWalk},
+		{Name: "PATH", Synopsis: "PATH ns from1..fromd to1..tod [LABEL l] [DIR OUT|IN|BOTH]", Arity: -4, Flags: ReadOnly, Group: "graph",
+			Doc: "The least-weight path as [[coordinates...], total weight], or nil if there is none.", run: cmdPath},
+
+		// programs
+		{Name: "PROG", Synopsis: "PROG ns name WASM|JS code [RO] [TIMEOUT ms] [MEMORY mib]", Arity: -5, Flags: Write, Group: "program",
+			Doc: "Registers (or replaces) a program; replies its version hash.", run: cmdProg},
+		{Name: "PROGS", Synopsis: "PROGS ns", Arity: 2, Flags: ReadOnly, Group: "program",
+			Doc: "The namespace's programs: name, kind, version, size, limits.", run: cmdProgs},
+		{Name: "UNPROG", Synopsis: "UNPROG ns name", Arity: 3, Flags: Write, Group: "program",
+			Doc: "Removes a program; replies 1 if it existed, else 0.", run: cmdUnprog},
+		{Name: "RUN", Synopsis: "RUN ns name [arg]", Arity: -3, Flags: Write, Group: "program",
+			Doc: "Runs a program as one transaction and replies its output.", run: cmdRun},
+		{Name: "EVAL", Synopsis: "EVAL ns script [arg]", Arity: -3, Flags: Write, Group: "program",
+			Doc: "Runs ad-hoc JavaScript in this connection's session (its globals persist between EVALs); replies its output.", run: cmdEval},
+	}
+}
+
+// usageErr is a mistake in a command's arguments.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
