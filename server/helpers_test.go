@@ -2,9 +2,9 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
-	"context"
 	"net"
 	"os"
 	"path/filepath"
