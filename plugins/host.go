@@ -73,33 +73,79 @@ func (h *txHost) Delete(_ context.Context, c []int32) (bool, error) {
 func (h *txHost) Region(ctx context.Context, lo, hi []int32) vm.Cursor[vm.Point] {
 	seq, err := h.tx.Region(lo, hi, 0)
 	if err != nil {
-		return &batchCursor[vm.Point]{err: err, done: true}
+		return &regionCursor{err: err, done: true}
 	}
-	dims := h.dims
-	batches := func(yield func([]vm.Point) bool) {
-		pts := make([]vm.Point, 0, cursorBatch)
-		arena := make([]int32, cursorBatch*dims)
-		for c, v := range seq {
-			i := len(pts)
-			cc := arena[i*dims : (i+1)*dims : (i+1)*dims]
-			copy(cc, c)
-			pts = append(pts, vm.Point{Coord: cc, Value: v})
-			if len(pts) == cursorBatch {
-				// The consumer is done with a batch before it asks for the
-				// next, so pts and arena are reused.
-				if !yield(pts) {
+	c := &regionCursor{ctx: ctx, dims: h.dims}
+	c.coords = make([]int32, 0, cursorBatch*h.dims)
+	c.vals = make([][]byte, 0, cursorBatch)
+	// The producer fills coords and vals; the consumer has finished a
+	// batch before it resumes the producer, so both are reused.
+	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+		for k, v := range seq {
+			c.coords = append(c.coords, k...)
+			c.vals = append(c.vals, v)
+			if len(c.vals) == cursorBatch {
+				if !yield(struct{}{}) {
 					return
 				}
-				pts = pts[:0]
+				c.coords, c.vals = c.coords[:0], c.vals[:0]
 			}
 		}
-		if len(pts) > 0 {
-			yield(pts)
+		if len(c.vals) > 0 {
+			yield(struct{}{})
 		}
-	}
-	c := newBatchCursor(ctx, batches)
+	})
 	h.cursors = append(h.cursors, c)
 	return c
+}
+
+// regionCursor is the region scan as a vm.Cursor: the engine's push
+// iterator runs in a coroutine (iter.Pull) that hands over a batch of
+// points per switch, so a scan costs one switch per cursorBatch points.
+type regionCursor struct {
+	ctx    context.Context
+	dims   int
+	coords []int32
+	vals   [][]byte
+	i      int
+	next   func() (struct{}, bool)
+	stop   func()
+	err    error
+	done   bool
+}
+
+func (c *regionCursor) Next() (vm.Point, bool) {
+	if c.i < len(c.vals) {
+		i := c.i
+		c.i++
+		return vm.Point{Coord: c.coords[i*c.dims : (i+1)*c.dims : (i+1)*c.dims], Value: c.vals[i]}, true
+	}
+	if c.done {
+		return vm.Point{}, false
+	}
+	if err := c.ctx.Err(); err != nil {
+		c.err = err
+		c.Close()
+		return vm.Point{}, false
+	}
+	c.coords, c.vals = c.coords[:0], c.vals[:0]
+	if _, ok := c.next(); !ok || len(c.vals) == 0 {
+		c.Close()
+		return vm.Point{}, false
+	}
+	c.i = 1
+	return vm.Point{Coord: c.coords[:c.dims:c.dims], Value: c.vals[0]}, true
+}
+
+func (c *regionCursor) Err() error { return c.err }
+
+func (c *regionCursor) Close() {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+	c.done = true
+	c.vals = nil
 }
 
 func (h *txHost) Edges(ctx context.Context, c []int32, dir vm.Direction, label string) vm.Cursor[vm.Edge] {

@@ -33,7 +33,7 @@ const maxKind = int(vm.KindAborted)
 // its name (Unprog resets them).
 type Telemetry struct {
 	Runs      int64            // runs started, failed ones included
-	Errors    map[string]int64 // failed runs by vm.ErrorKind name ("timeout", "trap", ...); "store" for store errors
+	Errors    map[string]int64 // failed runs by vm.ErrorKind.String() ("timeout", "guest error", ...); "store" for store errors
 	HostCalls int64            // calls into the host
 	Writes    int64            // writes of committed runs
 	BytesOut  int64            // output bytes of successful runs

@@ -1,0 +1,171 @@
+package cube_test
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/vm"
+)
+
+// reportP50 times each iteration and reports the median and the 99th
+// percentile as p50-ns and p99-ns.
+func reportP50(b *testing.B, op func()) {
+	b.Helper()
+	lat := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t := time.Now()
+		op()
+		lat = append(lat, time.Since(t))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
+
+func benchDB(b *testing.B) *cube.DB {
+	b.Helper()
+	db, err := cube.Open(b.TempDir(), cube.Options{Engine: engine.Options{Sync: engine.SyncNone}, TelemetryInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// BenchmarkRun_Trivial: read args, one get, write output, through DB.Run
+// (snapshot, version check, sandbox, telemetry) for a WAT guest and for
+// JavaScript, both read-only.
+func BenchmarkRun_Trivial(b *testing.B) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		kind vm.Kind
+		code func() []byte
+		args []byte
+	}{
+		{"wat", vm.WASM, func() []byte { return mustRead(b, "testdata/get.wasm") }, coordArgs(1, 2, 3)},
+		{"js", vm.JS, func() []byte { return []byte(`function run(a) { return cube.get(JSON.parse(a)) }`) }, []byte("[1,2,3]")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			db := benchDB(b)
+			ns, err := db.CreateNamespace(ctx, "b", engine.NamespaceOptions{Dims: 3})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns.Put(ctx, []int32{1, 2, 3}, []byte("value"))
+			if _, err := db.Prog(ctx, "b", "t", tc.kind, tc.code(), cube.ProgOptions{ReadOnly: true}); err != nil {
+				b.Fatal(err)
+			}
+			reportP50(b, func() {
+				res, err := db.Run(ctx, "b", "t", tc.args)
+				if err != nil || string(res.Output) != "value" {
+					b.Fatalf("%q %v", res.Output, err)
+				}
+			})
+		})
+	}
+}
+
+// aggSide is the side of the square aggregated: 256 x 256 = 65,536 points.
+const aggSide = 256
+
+func aggDB(b *testing.B) (*cube.DB, *engine.Namespace) {
+	ctx := context.Background()
+	db := benchDB(b)
+	ns, err := db.CreateNamespace(ctx, "agg", engine.NamespaceOptions{Dims: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = ns.Update(ctx, func(tx *engine.Tx) error {
+		for x := int32(0); x < aggSide; x++ {
+			for y := int32(0); y < aggSide; y++ {
+				if err := tx.Put([]int32{x, y}, binary.LittleEndian.AppendUint64(nil, uint64(x+y))); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, ns
+}
+
+const aggWant = aggSide * aggSide * (aggSide - 1) // sum of x+y over the square
+
+// BenchmarkAggregate: the sum of 65,536 values, by a WASM program through
+// DB.Run (testdata/aggregate.wat) and by Go against the engine directly.
+func BenchmarkAggregate(b *testing.B) {
+	ctx := context.Background()
+	b.Run("wasm", func(b *testing.B) {
+		db, _ := aggDB(b)
+		if _, err := db.Prog(ctx, "agg", "sum", vm.WASM, mustRead(b, "testdata/aggregate.wasm"), cube.ProgOptions{ReadOnly: true}); err != nil {
+			b.Fatal(err)
+		}
+		args := coordArgs(0, 0, aggSide-1, aggSide-1)
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := db.Run(ctx, "agg", "sum", args)
+			if err != nil || len(res.Output) != 16 {
+				b.Fatal(res, err)
+			}
+			if s, n := binary.LittleEndian.Uint64(res.Output), binary.LittleEndian.Uint64(res.Output[8:]); s != aggWant || n != aggSide*aggSide {
+				b.Fatalf("sum %d count %d", s, n)
+			}
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		_, ns := aggDB(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			var sum, n uint64
+			err := ns.View(ctx, func(tx *engine.Tx) error {
+				seq, err := tx.Region([]int32{0, 0}, []int32{aggSide - 1, aggSide - 1}, 0)
+				if err != nil {
+					return err
+				}
+				for _, v := range seq {
+					if len(v) >= 8 {
+						sum += binary.LittleEndian.Uint64(v)
+					}
+					n++
+				}
+				return nil
+			})
+			if err != nil || sum != aggWant || n != aggSide*aggSide {
+				b.Fatal(sum, n, err)
+			}
+		}
+	})
+}
+
+func mustRead(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// coordArgs packs int32s little-endian, the way WASM guests read
+// coordinates.
+func coordArgs(v ...int32) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
+}
