@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,9 +195,17 @@ func (r *session) cmdProgs(ctx context.Context, args string) error {
 	}
 	rows := make([]map[string]any, len(ps))
 	for i, p := range ps {
-		rows[i] = map[string]any{"name": p.Name, "kind": p.Kind, "version": p.Version}
+		ver := p.Version
+		if len(ver) > 12 && !r.jsonMode {
+			ver = ver[:12]
+		}
+		mode := "rw"
+		if p.ReadOnly {
+			mode = "ro"
+		}
+		rows[i] = map[string]any{"name": p.Name, "kind": p.Kind, "mode": mode, "runs": int(p.Runs), "version": ver}
 	}
-	r.printTable(rows, "name", "kind", "version")
+	r.printTable(rows, "name", "kind", "mode", "runs", "version")
 	return nil
 }
 
@@ -223,6 +232,11 @@ func (r *session) cmdProg(ctx context.Context, args string) error {
 	}
 	var ver string
 	if err := r.call(ctx, func(ctx context.Context) (err error) { ver, err = r.ev.Prog(ctx, r.ns, f[0], kind, code); return err }); err != nil {
+		var se *ScriptError
+		if errors.As(err, &se) && kind == "js" {
+			r.fail(err, string(code)) // points into the file
+			return nil
+		}
 		return err
 	}
 	fmt.Fprintf(r.out, "registered %s (%s) version %s\n", f[0], kind, ver)

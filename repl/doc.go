@@ -7,9 +7,9 @@
 // # Sessions
 //
 // Every input runs in a session that keeps its JavaScript state between
-// inputs: a function defined on one line can be called on the next. Each
-// namespace has its own session, so switching with .ns and back finds the
-// old state again. Each input is one transaction: its writes commit when it
+// inputs: a function defined on one line can be called on the next. The
+// state stays when .ns switches namespace; cube itself always means the
+// current one. Each input is one transaction: its writes commit when it
 // succeeds and vanish when it fails or is stopped.
 //
 // # Evaluators

@@ -6,70 +6,42 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/engine/curve"
 	"github.com/cubelinux/cube/vm"
-	"github.com/cubelinux/cube/vm/js"
 )
 
-// Embedded evaluates inputs in-process on a *cube.DB: one JavaScript
-// session per namespace, each input one read-write transaction.
+// Embedded evaluates inputs in-process on a *cube.DB, in one cube.Session
+// that moves between namespaces (its JavaScript state stays, as a
+// daemon connection's does). Each input is one read-write transaction
+// under the DB's Options.Limits.
 type Embedded struct {
-	db  *cube.DB
-	sb  *js.Sandbox
-	lim vm.Limits
+	db *cube.DB
 
-	mu       sync.Mutex
-	sessions map[string]*js.Session
+	mu   sync.Mutex
+	sess *cube.Session
 }
 
 var _ Evaluator = (*Embedded)(nil)
 
-// EmbeddedOptions configure NewEmbedded.
-type EmbeddedOptions struct {
-	// Timeout bounds one input; zero means no limit (Ctrl-C stops it).
-	Timeout time.Duration
-}
-
 // NewEmbedded returns an evaluator over db. Closing it does not close db.
-func NewEmbedded(db *cube.DB, o EmbeddedOptions) *Embedded {
-	lim := vm.Limits{Timeout: o.Timeout}
-	if lim.Timeout <= 0 {
-		lim.Timeout = -1
-	}
-	return &Embedded{db: db, sb: js.New(js.Options{}), lim: lim, sessions: map[string]*js.Session{}}
-}
-
-func (e *Embedded) session(ns string) *js.Session {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.sessions[ns]
-	if s == nil {
-		s = e.sb.NewSession(e.lim)
-		e.sessions[ns] = s
-	}
-	return s
-}
+func NewEmbedded(db *cube.DB) *Embedded { return &Embedded{db: db} }
 
 // Eval implements Evaluator.
 func (e *Embedded) Eval(ctx context.Context, ns, script string) (Result, error) {
 	if ns == "" {
 		return Result{}, ErrNoNamespace
 	}
-	n, err := e.db.Namespace(ns)
-	if err != nil {
-		return Result{}, fmt.Errorf("namespace %q: %w", ns, err)
+	e.mu.Lock()
+	if e.sess == nil {
+		e.sess = e.db.Session(ns)
 	}
-	sess := e.session(ns)
-	var c js.Completion
-	err = n.Update(ctx, func(tx *engine.Tx) error {
-		var err error
-		c, err = sess.EvalCompletion(ctx, txHost{tx}, script)
-		return err
-	})
+	s := e.sess
+	e.mu.Unlock()
+	s.Use(ns)
+	c, err := s.Eval(ctx, script)
 	if err != nil {
 		return Result{}, scriptError(err)
 	}
@@ -111,46 +83,69 @@ func (e *Embedded) CreateNamespace(ctx context.Context, name string, dims int, c
 	return err
 }
 
-// errNoRegistry says why programs are not available on the embedded store
-// yet: package cube has no program registry in this build.
-var errNoRegistry = fmt.Errorf("%w: programs need package cube's program registry, which this build does not have yet", ErrUnsupported)
-
 // Programs implements Evaluator.
-func (e *Embedded) Programs(context.Context, string) ([]ProgramInfo, error) {
-	return nil, errNoRegistry
+func (e *Embedded) Programs(_ context.Context, ns string) ([]ProgramInfo, error) {
+	ps, err := e.db.Progs(ns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ProgramInfo, len(ps))
+	for i, p := range ps {
+		out[i] = ProgramInfo{Name: p.Name, Kind: string(p.Kind), Version: p.Version, ReadOnly: p.ReadOnly, Runs: p.Telemetry.Runs}
+	}
+	return out, nil
 }
 
 // Prog implements Evaluator.
-func (e *Embedded) Prog(context.Context, string, string, string, []byte) (string, error) {
-	return "", errNoRegistry
+func (e *Embedded) Prog(ctx context.Context, ns, name, kind string, code []byte) (string, error) {
+	info, err := e.db.Prog(ctx, ns, name, vm.Kind(kind), code, cube.ProgOptions{})
+	if err != nil {
+		return "", scriptError(err)
+	}
+	return info.Version, nil
 }
 
 // Run implements Evaluator.
-func (e *Embedded) Run(context.Context, string, string, []byte) (Result, error) {
-	return Result{}, errNoRegistry
+func (e *Embedded) Run(ctx context.Context, ns, name string, arg []byte) (Result, error) {
+	res, err := e.db.Run(ctx, ns, name, arg)
+	if err != nil {
+		return Result{}, scriptError(err)
+	}
+	return Result{Output: res.Output, Logs: res.Logs, Writes: res.Writes}, nil
 }
 
-// Stats implements Evaluator.
+// Stats implements Evaluator: the namespace and its programs, or with ns
+// "" the whole store.
 func (e *Embedded) Stats(_ context.Context, ns string) ([]byte, error) {
-	st := e.db.Engine().Stats()
+	st := e.db.Stats()
 	if ns == "" {
 		return json.Marshal(st)
 	}
-	for _, in := range st.Namespaces {
-		if in.Name == ns {
-			return json.Marshal(in)
+	for _, in := range st.Engine.Namespaces {
+		if in.Name != ns {
+			continue
 		}
+		var progs []cube.ProgramInfo
+		for _, p := range st.Programs {
+			if p.Namespace == ns {
+				progs = append(progs, p)
+			}
+		}
+		return json.Marshal(struct {
+			Namespace engine.NamespaceInfo
+			Programs  []cube.ProgramInfo
+		}{in, progs})
 	}
 	return nil, fmt.Errorf("namespace %q: %w", ns, engine.ErrNoNamespace)
 }
 
-// Close implements Evaluator: it ends the sessions, not the DB.
+// Close implements Evaluator: it ends the session, not the DB.
 func (e *Embedded) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for k, s := range e.sessions {
-		s.Close()
-		delete(e.sessions, k)
+	if e.sess != nil {
+		e.sess.Close()
+		e.sess = nil
 	}
-	return e.sb.Close(context.Background())
+	return nil
 }

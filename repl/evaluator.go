@@ -10,8 +10,9 @@ import (
 // Evaluator is what the REPL runs inputs against. Embedded and Remote
 // implement it; tests and other front ends may bring their own.
 //
-// Eval runs script in the session of namespace ns: state left by one call
-// (variables, functions) is there for the next call on the same ns. A call
+// Eval runs script in namespace ns, in the evaluator's session: state left
+// by one call (variables, functions) is there for the next call, whatever
+// its namespace. A call
 // is one transaction: its writes are visible once it returns without error
 // and never if it fails. Cancelling ctx stops the script.
 type Evaluator interface {
@@ -63,9 +64,11 @@ type NamespaceInfo struct {
 
 // ProgramInfo describes a registered program for .progs and completion.
 type ProgramInfo struct {
-	Name    string `json:"name"`
-	Kind    string `json:"kind"`
-	Version string `json:"version"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Version  string `json:"version"`
+	ReadOnly bool   `json:"readonly"`
+	Runs     int64  `json:"runs"`
 }
 
 // ScriptError is a failed input: what kind of failure (guest, timeout,

@@ -55,9 +55,6 @@ type Options struct {
 	// Echo, without a terminal, writes each input after a prompt before
 	// its result, so that the output reads as a transcript.
 	Echo bool
-	// Timeout bounds one input on an embedded store; zero means no limit
-	// (Ctrl-C stops it). A daemon applies its own limits.
-	Timeout time.Duration
 }
 
 // Run reads inputs and evaluates them until Ctrl-D, .exit, the end of the
@@ -84,7 +81,7 @@ func Run(ctx context.Context, o Options) error {
 		defer rem.Close()
 		ev = rem
 	case o.DB != nil:
-		emb := NewEmbedded(o.DB, EmbeddedOptions{Timeout: o.Timeout})
+		emb := NewEmbedded(o.DB)
 		defer emb.Close()
 		ev = emb
 	default:

@@ -3,6 +3,7 @@ package repl_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -125,8 +126,8 @@ func TestPipedOneResultPerInput(t *testing.T) {
 	}
 }
 
-// TestStateAndNamespaces checks that each namespace keeps its own session
-// state across .ns switches, and that writes land in the right one.
+// TestStateAndNamespaces checks that the session's state survives .ns
+// switches, and that writes land in the current namespace.
 func TestStateAndNamespaces(t *testing.T) {
 	db := openDB(t)
 	got, err := transcript(t, repl.Options{DB: db, Namespace: "grid"}, strings.Join([]string{
@@ -142,8 +143,8 @@ func TestStateAndNamespaces(t *testing.T) {
 		t.Fatalf("Run = %v, want ErrInputFailed (.ns missing)", err)
 	}
 	for _, want := range []string{
-		"other> typeof where\n\"undefined\"\n",
-		"grid> where\n\"grid\"\n",
+		"other> typeof where\n\"string\"\n",
+		"grid> where\n\"other\"\n",
 		"error: no namespace \"missing\"",
 	} {
 		if !strings.Contains(got, want) {
@@ -165,5 +166,33 @@ func TestNoEvaluator(t *testing.T) {
 	err := repl.Run(context.Background(), repl.Options{In: strings.NewReader("1\n"), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
 	if !errors.Is(err, repl.ErrNoEvaluator) {
 		t.Fatalf("Run = %v, want ErrNoEvaluator", err)
+	}
+}
+
+// TestStats checks .stats: JSON about the namespace and its programs.
+func TestStats(t *testing.T) {
+	got, err := transcript(t, repl.Options{DB: openDB(t)}, "cube.put([1, 1], 'x')\n.prog hello testdata/hello.js\n.stats\n.json on\n.stats\n")
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, got)
+	}
+	_, compact, ok := strings.Cut(got, "grid> .json on\ngrid> .stats\n")
+	if !ok {
+		t.Fatalf("no compact .stats in:\n%s", got)
+	}
+	var st struct {
+		Namespace struct {
+			Name   string
+			Values int
+		}
+		Programs []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(compact), &st); err != nil {
+		t.Fatalf(".stats in JSON mode is not JSON: %v\n%s", err, compact)
+	}
+	if st.Namespace.Name != "grid" || st.Namespace.Values != 1 || len(st.Programs) != 1 || st.Programs[0].Name != "hello" {
+		t.Errorf(".stats = %+v", st)
+	}
+	if !strings.Contains(got, "grid> .stats\n{\n") {
+		t.Errorf(".stats is not indented:\n%s", got)
 	}
 }

@@ -1,0 +1,3 @@
+function run(args) {
+  return (1 +;
+}

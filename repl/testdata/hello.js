@@ -1,0 +1,5 @@
+// A program for .prog and .run.
+function run(args) {
+  cube.put([0, 0], "written by hello");
+  return "hello " + args;
+}
