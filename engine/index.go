@@ -239,26 +239,27 @@ func treeGet(t *btree.BTreeG[vitem], cv *curve.Curve, c []int32) ([]byte, uint64
 // order until fn returns false. ranges is scratch space.
 func scanTree(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func(*vitem) bool) {
 	ranges := cv.Ranges(min, max, 0)
-	iter := t.Iter()
-	defer iter.Release()
+	stop := false
 	var it vitem // one, reused: taking its address must not allocate per item
 	for _, r := range ranges {
-		if !iter.Seek(vitem{key: r.Lo}) {
-			return
-		}
-		for {
-			it = iter.Item()
-			if r.Hi.Less(it.key) {
-				break
+		hi := r.Hi
+		// Ascend walks nodes recursively with a callback, cheaper per
+		// item than the tree's iterator with its explicit stack.
+		t.Ascend(vitem{key: r.Lo}, func(item vitem) bool {
+			if hi.Less(item.key) {
+				return false
 			}
-			if !it.tomb() && inBox(&it.c, min, max) {
+			if item.lsn&tombBit == 0 && inBox(&item.c, min, max) {
+				it = item
 				if !fn(&it) {
-					return
+					stop = true
+					return false
 				}
 			}
-			if !iter.Next() {
-				return
-			}
+			return true
+		})
+		if stop {
+			return
 		}
 	}
 }
