@@ -186,7 +186,7 @@ func (d *opDecoder) next(o *op) (bool, error) {
 	if d.off >= len(d.b) {
 		return false, nil
 	}
-	o.kind = opKind(d.b[d.off])
+	*o = op{kind: opKind(d.b[d.off])} // nothing of the previous op may leak into this one
 	if o.kind == 0 || o.kind >= opMax {
 		return false, d.fail(fmt.Sprintf("unknown kind %d", o.kind))
 	}
