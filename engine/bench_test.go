@@ -152,6 +152,44 @@ func BenchmarkBulkLoad(b *testing.B) {
 	b.ReportMetric(float64(len(pts))*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 }
 
+// BenchmarkBulkLoadBatch loads the same million points in transactions of
+// 100,000 puts, as the peers' bulk-load rows do (PEERS.md section 2).
+func BenchmarkBulkLoadBatch(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	pts := make([][3]int32, 1_000_000)
+	for i := range pts {
+		pts[i] = [3]int32{rng.Int32N(1024), rng.Int32N(1024), rng.Int32N(1024)}
+	}
+	val := make([]byte, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		db, err := engine.Open("/bulk", engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone, CheckpointInterval: -1, CheckpointLogSize: 1 << 40})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns, _ := db.CreateNamespace(ctx, "b", engine.NamespaceOptions{Dims: 3})
+		b.StartTimer()
+		for lo := 0; lo < len(pts); lo += 100_000 {
+			err := ns.Update(ctx, func(tx *engine.Tx) error {
+				for i := lo; i < lo+100_000; i++ {
+					if err := tx.Put(pts[i][:], val); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(pts))*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+}
+
 // BenchmarkDurablePut measures acknowledged puts in SyncAlways mode on the
 // real disk (in the test's temp dir), beside a raw fdatasync loop measured
 // in the same run, so their ratio does not depend on the machine's mood.

@@ -26,11 +26,12 @@ type Tx struct {
 	lsn      uint64 // the namespace's last LSN when the tx began
 
 	// read-write state
-	enc    opEncoder
-	nops   int
-	writes map[pkey]wval
-	vtree  *btree.BTreeG[vitem] // sealed copy plus this tx's writes, made on first region read
-	meta   map[string]wval
+	enc     opEncoder
+	nops    int
+	writes  map[pkey]wval        // this tx's values, built from enc.b only when a read needs it
+	indexed int                  // bytes of enc.b already in writes
+	vtree   *btree.BTreeG[vitem] // sealed copy plus this tx's writes, made on first region read
+	meta    map[string]wval
 
 	// read-only state
 	snap *snapshot
@@ -84,6 +85,7 @@ func (tx *Tx) Get(c []int32) ([]byte, error) {
 	}
 	k := toPkey(c)
 	if tx.writable {
+		tx.writeSet()
 		if w, ok := tx.writes[k]; ok {
 			if w.tomb {
 				return nil, ErrNotFound
@@ -124,18 +126,40 @@ func (tx *Tx) Put(c []int32, value []byte) error {
 	if err := ns.checkPut(c, value); err != nil {
 		return err
 	}
-	v := append([]byte(nil), value...)
-	k := toPkey(c)
-	tx.enc.put(ns.id, c, v)
+	// Blind writes cost only their encoding: the write set that reads
+	// need is built from the encoded ops when a read asks (writeSet), so a
+	// bulk load in one transaction does not pay a map insert twice.
+	tx.enc.put(ns.id, c, value)
 	tx.nops++
+	tx.vtree = nil
+	return nil
+}
+
+// writeSet brings tx.writes up to date with the ops encoded since it was
+// last built. Values point into the encoded record, which is never
+// rewritten, only appended to.
+func (tx *Tx) writeSet() {
+	if tx.indexed == len(tx.enc.b) {
+		return
+	}
 	if tx.writes == nil {
 		tx.writes = make(map[pkey]wval)
 	}
-	tx.writes[k] = wval{val: v}
-	if tx.vtree != nil {
-		tx.vtree.Set(vitem{key: ns.curve.Encode(c), c: k, val: v})
+	d := opDecoder{b: tx.enc.b, off: tx.indexed}
+	var o op
+	for {
+		more, err := d.next(&o)
+		if err != nil || !more {
+			break // we encoded it ourselves
+		}
+		switch o.kind {
+		case opPut:
+			tx.writes[o.c] = wval{val: o.value}
+		case opDel:
+			tx.writes[o.c] = wval{tomb: true}
+		}
 	}
-	return nil
+	tx.indexed = len(tx.enc.b)
 }
 
 // Delete removes the value at c and reports whether there was one.
@@ -149,17 +173,9 @@ func (tx *Tx) Delete(c []int32) (bool, error) {
 		}
 		return false, err
 	}
-	ns := tx.ns
-	k := toPkey(c)
-	tx.enc.del(ns.id, c)
+	tx.enc.del(tx.ns.id, c)
 	tx.nops++
-	if tx.writes == nil {
-		tx.writes = make(map[pkey]wval)
-	}
-	tx.writes[k] = wval{tomb: true}
-	if tx.vtree != nil {
-		tx.vtree.Set(vitem{key: ns.curve.Encode(c), c: k, lsn: tombBit})
-	}
+	tx.vtree = nil
 	return true, nil
 }
 
@@ -174,6 +190,7 @@ func (tx *Tx) tree() *btree.BTreeG[vitem] {
 		ns.idx.seal()
 		tx.vtree = ns.idx.tree.Copy()
 		ns.mu.Unlock()
+		tx.writeSet()
 		for k, w := range tx.writes {
 			it := vitem{key: ns.curve.Encode(k[:ns.dims]), c: k, val: w.val}
 			if w.tomb {
