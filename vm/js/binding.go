@@ -51,7 +51,6 @@ type binding struct {
 	u8        goja.Value // the original Uint8Array constructor
 	regionPro *goja.Object
 	gizmoPro  *goja.Object
-	origExec  goja.Callable
 }
 
 // idx are the property names of array indexes 0–7, so reading a
