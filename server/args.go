@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/server/internal/resp"
 )
 
 var errNoAuth = errors.New("NOAUTH Authentication required: send AUTH <token> first")
@@ -120,6 +121,9 @@ func (e *codeError) Error() string { return e.code + " " + e.msg }
 func errorText(err error) string {
 	var ce *codeError
 	var ue *usageError
+	if s, ok := progErrorText(err); ok {
+		return s
+	}
 	switch {
 	case errors.As(err, &ce):
 		return ce.Error()
@@ -140,9 +144,6 @@ func errorText(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "ERR cancelled: the daemon is shutting down"
 	}
-	if s, ok := progErrorText(err); ok {
-		return s
-	}
 	return "ERR " + trim(err)
 }
 
@@ -156,6 +157,9 @@ func trim(err error) string {
 }
 
 func protoText(err error) string {
+	if errors.Is(err, resp.ErrTooLarge) {
+		return strings.Replace(err.Error(), "resp: request too large: ", "request too large: ", 1)
+	}
 	return "Protocol error: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "resp: protocol error: "), "resp: ")
 }
 

@@ -1,18 +1,252 @@
 package server
 
-// The program commands wait for the root package's program registry
-// (cube.DB.Prog, Run, Eval, Session). Until it lands they say so.
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
 
-func errProgsUnavailable(cl *call) error {
-	return &codeError{"NOTAVAIL", cl.cmd.Name + " is not available yet in this build: the program registry is not wired into the daemon"}
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/plugins"
+	"github.com/cubelinux/cube/vm"
+)
+
+// PROG ns name WASM|JS code [RO] [TIMEOUT ms] [MEMORY mib]
+func cmdProg(cl *call) error {
+	if _, err := cl.ns(cl.args[1]); err != nil {
+		return err
+	}
+	var kind vm.Kind
+	switch strings.ToUpper(string(cl.args[3])) {
+	case "WASM":
+		kind = vm.WASM
+	case "JS":
+		kind = vm.JS
+	default:
+		return usageErr("PROG: kind must be WASM or JS, got '%s'; usage: %s", clip(cl.args[3]), cl.cmd.Synopsis)
+	}
+	var o cube.ProgOptions
+	err := cl.options(5, map[string]int{"RO": 0, "TIMEOUT": 1, "MEMORY": 1}, func(key string, v [][]byte) error {
+		switch key {
+		case "RO":
+			o.ReadOnly = true
+		case "TIMEOUT":
+			ms, err := parseCount(v[0], "TIMEOUT (milliseconds)")
+			if err != nil {
+				return err
+			}
+			if ms == 0 {
+				return usageErr("TIMEOUT must be at least 1 ms")
+			}
+			o.Limits.Timeout = time.Duration(ms) * time.Millisecond
+		case "MEMORY":
+			mib, err := parseCount(v[0], "MEMORY (MiB)")
+			if err != nil {
+				return err
+			}
+			if mib == 0 || mib > 4096 {
+				return usageErr("MEMORY must be 1 to 4096 MiB, got %d", mib)
+			}
+			o.Limits.MemoryBytes = int64(mib) << 20
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	info, err := cl.s.db.Prog(cl.ctx, string(cl.args[1]), string(cl.args[2]), kind, cl.args[4], o)
+	if err != nil {
+		return progErr(cl, "register", err)
+	}
+	cl.w.BulkString(info.Version)
+	return nil
 }
 
-func cmdProg(cl *call) error   { return errProgsUnavailable(cl) }
-func cmdProgs(cl *call) error  { return errProgsUnavailable(cl) }
-func cmdUnprog(cl *call) error { return errProgsUnavailable(cl) }
-func cmdRun(cl *call) error    { return errProgsUnavailable(cl) }
-func cmdEval(cl *call) error   { return errProgsUnavailable(cl) }
+// PROGS ns
+func cmdProgs(cl *call) error {
+	if _, err := cl.ns(cl.args[1]); err != nil {
+		return err
+	}
+	progs, err := cl.s.db.Progs(string(cl.args[1]))
+	if err != nil {
+		return err
+	}
+	w := cl.w
+	w.Array(len(progs))
+	for _, p := range progs {
+		lim := p.Limits
+		w.Map(10)
+		w.BulkString("name")
+		w.BulkString(p.Name)
+		w.BulkString("kind")
+		w.BulkString(string(p.Kind))
+		w.BulkString("version")
+		w.BulkString(p.Version)
+		w.BulkString("readonly")
+		w.Bool(p.ReadOnly)
+		w.BulkString("code_size")
+		w.Int(int64(p.CodeSize))
+		w.BulkString("timeout_ms")
+		w.Int(lim.Timeout.Milliseconds())
+		w.BulkString("memory_bytes")
+		w.Int(lim.MemoryBytes)
+		w.BulkString("runs")
+		w.Int(p.Telemetry.Runs)
+		var errs int64
+		for _, n := range p.Telemetry.Errors {
+			errs += n
+		}
+		w.BulkString("errors")
+		w.Int(errs)
+		w.BulkString("p50_us")
+		w.Int(p.Telemetry.Latency.P50.Microseconds())
+	}
+	return nil
+}
 
-func (s *Server) programStats(ns string) any { return nil }
+// UNPROG ns name
+func cmdUnprog(cl *call) error {
+	if _, err := cl.ns(cl.args[1]); err != nil {
+		return err
+	}
+	err := cl.s.db.Unprog(cl.ctx, string(cl.args[1]), string(cl.args[2]))
+	switch {
+	case errors.Is(err, plugins.ErrNoProgram):
+		cl.w.Int(0)
+	case err != nil:
+		return err
+	default:
+		cl.w.Int(1)
+	}
+	return nil
+}
 
-func progErrorText(err error) (string, bool) { return "", false }
+// RUN ns name [arg]
+func cmdRun(cl *call) error {
+	if len(cl.args) > 4 {
+		return cl.cmd.arityError()
+	}
+	if _, err := cl.ns(cl.args[1]); err != nil {
+		return err
+	}
+	var arg []byte
+	if len(cl.args) == 4 {
+		arg = cl.args[3]
+	}
+	cl.s.stats.progRuns.WithLabelValues("run").Inc()
+	res, err := cl.s.db.Run(cl.ctx, string(cl.args[1]), string(cl.args[2]), arg)
+	if err != nil {
+		return progErr(cl, "run", err)
+	}
+	cl.w.Bulk(res.Output)
+	return nil
+}
+
+// EVAL ns script [arg]
+//
+// Without an arg the script runs in the connection's session, whose
+// globals persist between EVALs (the REPL's remote mode). The session API
+// takes no arguments, so with an arg the script runs in a fresh scope with
+// cube.args set, like a one-off program.
+func cmdEval(cl *call) error {
+	if len(cl.args) > 4 {
+		return cl.cmd.arityError()
+	}
+	ns := string(cl.args[1])
+	if _, err := cl.ns(cl.args[1]); err != nil {
+		return err
+	}
+	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
+	var out []byte
+	if len(cl.args) == 4 {
+		c, err := cl.s.db.Eval(cl.ctx, ns, string(cl.args[2]), cl.args[3])
+		if err != nil {
+			return progErr(cl, "eval", err)
+		}
+		out = c.Output
+	} else {
+		s, _ := cl.c.session.(*cube.Session)
+		if s == nil {
+			s = cl.s.db.Session(ns)
+			cl.c.session = s
+		}
+		s.Use(ns)
+		c, err := s.Eval(cl.ctx, string(cl.args[2]))
+		if err != nil {
+			return progErr(cl, "eval", err)
+		}
+		out = c.Output
+	}
+	cl.w.Bulk(out)
+	return nil
+}
+
+// progError is a program that failed to register or run.
+type progError struct {
+	what, name string
+	err        error
+}
+
+func (e *progError) Error() string { return e.err.Error() }
+func (e *progError) Unwrap() error { return e.err }
+
+func progErr(cl *call, what string, err error) error {
+	if what != "register" {
+		reason := "store"
+		if k := vm.KindOf(err); k != 0 {
+			reason = k.String()
+		}
+		cl.s.stats.progErrors.WithLabelValues(cl.cmd.Name, reason).Inc()
+	}
+	name := ""
+	if len(cl.args) > 2 {
+		name = string(cl.args[2])
+	}
+	if what == "eval" {
+		name = ""
+	}
+	return &progError{what: what, name: name, err: err}
+}
+
+// progErrorText words a program failure: PROGERR and what happened, or
+// NOPROG for a program that is not there.
+func progErrorText(err error) (string, bool) {
+	var pe *progError
+	if !errors.As(err, &pe) {
+		return "", false
+	}
+	if errors.Is(err, plugins.ErrNoProgram) {
+		return fmt.Sprintf("NOPROG no program '%s' in this namespace; register it with PROG", pe.name), true
+	}
+	msg := strings.TrimPrefix(trim(pe.err), "vm: ")
+	msg = strings.ReplaceAll(msg, "plugins: ", "")
+	var ve *vm.Error
+	if errors.As(err, &ve) && ve.Kind == vm.KindTimeout && !strings.Contains(msg, "ms") {
+		msg += " (raise it with PROG ... TIMEOUT ms)"
+	}
+	subject := "program '" + pe.name + "'"
+	if pe.name == "" {
+		subject = "script"
+	}
+	switch pe.what {
+	case "register":
+		return fmt.Sprintf("PROGERR cannot register %s: %s", subject, msg), true
+	default:
+		return fmt.Sprintf("PROGERR %s failed: %s", subject, msg), true
+	}
+}
+
+func (s *Server) programStats(ns string) any {
+	if ns != "" {
+		p, err := s.db.Progs(ns)
+		if err != nil || len(p) == 0 {
+			return nil
+		}
+		return p
+	}
+	p := s.db.Stats().Programs
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}

@@ -170,7 +170,10 @@ func TestErrors(t *testing.T) {
 		{[]any{"NS.CREATE", "w", "DIMS", 2}, "EXISTS"},
 		{[]any{"HELLO", 4}, "NOPROTO"},
 		{[]any{"AUTH", "x"}, "has no token"},
-		{[]any{"RUN", "w", "p"}, "NOTAVAIL"},
+		{[]any{"RUN", "w", "p"}, "NOPROG no program 'p'"},
+		{[]any{"PROG", "w", "p", "LUA", "x"}, "kind must be WASM or JS"},
+		{[]any{"PROG", "w", "p", "JS", "function run( {"}, "PROGERR cannot register program 'p'"},
+		{[]any{"EVAL", "w", "throw new Error(\"boom\")"}, "PROGERR script failed"},
 	}
 	for _, tt := range tests {
 		err := cl.Do(ctx, tt.args...).Err()
@@ -258,4 +261,62 @@ func jsonish(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestPrograms registers, lists, runs and removes programs, and checks
+// that EVAL keeps a connection's JavaScript state.
+func TestPrograms(t *testing.T) {
+	ts := startServer(t, server.Options{})
+	ctx := context.Background()
+	cl := ts.client(t, 3)
+	must := func(args ...any) any {
+		t.Helper()
+		v, err := cl.Do(ctx, args...).Result()
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return v
+	}
+	must("NS.CREATE", "w", "DIMS", 2)
+	must("PUT", "w", 1, 2, "hello")
+	ver := must("PROG", "w", "greet", "JS", `function run(a) { cube.put([3, 4], "from js"); return cube.get([1, 2]) + " " + a }`).(string)
+	if len(ver) != 64 {
+		t.Fatalf("PROG version = %q, want a hex SHA-256", ver)
+	}
+	if got := must("RUN", "w", "greet", "world"); got != "hello world" {
+		t.Fatalf("RUN = %q", got)
+	}
+	if got := must("GET", "w", 3, 4); got != "from js" {
+		t.Fatalf("the run's write: %q", got)
+	}
+	must("PROG", "w", "spin", "JS", `function run() { for (;;) {} }`, "TIMEOUT", 50)
+	err := cl.Do(ctx, "RUN", "w", "spin").Err()
+	if err == nil || !strings.Contains(err.Error(), "PROGERR program 'spin' failed: timeout") {
+		t.Fatalf("RUN spin: %v", err)
+	}
+	progs := fmtAny(must("PROGS", "w"))
+	if !strings.Contains(progs, "greet") || !strings.Contains(progs, "spin") {
+		t.Fatalf("PROGS = %s", progs)
+	}
+	if got := must("UNPROG", "w", "spin"); got != int64(1) {
+		t.Fatalf("UNPROG = %v", got)
+	}
+	if got := must("UNPROG", "w", "spin"); got != int64(0) {
+		t.Fatalf("UNPROG again = %v", got)
+	}
+	// One connection for the session.
+	cl1 := redis.NewClient(&redis.Options{Network: "unix", Addr: ts.sock, Protocol: 3, DisableIdentity: true, PoolSize: 1})
+	defer cl1.Close()
+	if err := cl1.Do(ctx, "EVAL", "w", "function twice(x) { return 2 * x }; 1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cl1.Do(ctx, "EVAL", "w", "twice(21)").Result(); err != nil || fmtAny(got) != "42" {
+		t.Fatalf("EVAL in the session = %v, %v", got, err)
+	}
+	// Another connection has its own session.
+	cl2 := redis.NewClient(&redis.Options{Network: "unix", Addr: ts.sock, Protocol: 3, DisableIdentity: true, PoolSize: 1})
+	defer cl2.Close()
+	if err := cl2.Do(ctx, "EVAL", "w", "twice(21)").Err(); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("EVAL on another connection: %v, want a ReferenceError", err)
+	}
 }

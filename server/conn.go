@@ -70,7 +70,7 @@ func (c *conn) serve(ctx context.Context) {
 				// wrong; the stream cannot be resynchronised after it.
 				c.runBatch(ctx, c.cmds[:k])
 				c.s.stats.protoErrors.Add(1)
-				c.w.Error("ERR " + protoText(err))
+				c.w.Error("ERR " + protoText(err) + "; closing the connection")
 				c.flush()
 				return
 			}
@@ -307,7 +307,7 @@ func (c *conn) check(cmd *Command, args [][]byte) error {
 }
 
 func (c *conn) closeSession() {
-	if cl, ok := c.session.(interface{ Close() error }); ok {
+	if cl, ok := c.session.(interface{ Close() }); ok {
 		cl.Close()
 	}
 }
