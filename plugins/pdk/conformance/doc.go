@@ -1,0 +1,34 @@
+// Package conformance is the one table of programs, data, arguments and
+// expected outcomes that every build of the example programs must satisfy:
+// the Go, C, AssemblyScript and hand-written WAT modules under examples/ and
+// their JavaScript twins, on the in-memory reference host (vm/vmtest) and on
+// the real engine.
+//
+// The three programs are the examples' contract:
+//
+//   - aggregate: the arguments are two corners (min then max, 2 x dims
+//     little-endian int32). Every value in the box that is a decimal integer
+//     (an optional '-' and 1 to 18 ASCII digits, so that parsing never
+//     overflows) is added, wrapping at 64 bits; other values are skipped.
+//     The output is "sum=<sum> count=<number of integers added>".
+//   - walk: the arguments are a start coordinate (dims little-endian int32)
+//     followed by a target value. From the start, while the value at the
+//     current coordinate is not the target, the program follows the outgoing
+//     edge (any label) of least weight, ties broken by the smaller
+//     destination coordinate (lexicographically, as signed integers) and then
+//     by the smaller label (bytewise). The output is the path,
+//     coordinates separated by spaces and axes by commas ("0,0 1,0 1,1").
+//     A dead end, or a path that reaches 64 coordinates without meeting the
+//     target, is a guest error "walk: not found".
+//   - writer: the arguments are two corners, as for aggregate. Every integer
+//     value in the box (same rule) is replaced by its double, written in
+//     decimal (wrapping at 64 bits). The program reads the whole region
+//     before it writes. The output is "wrote=<number of values written>".
+//
+// Malformed arguments (a length other than the program expects) are a guest
+// error "<program>: bad arguments".
+//
+// The choice of a greedy walk, rather than a breadth-first search, is
+// deliberate: its result does not depend on the order in which a host lists
+// edges, so the engine (curve order) and vmtest (sorted order) must agree.
+package conformance
