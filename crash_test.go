@@ -48,7 +48,7 @@ func TestPowerLossDuringRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	mem := vfs.NewMem()
 	opts := cube.Options{Engine: engine.Options{FS: mem}, TelemetryInterval: -1}
-	cycles := 4
+	cycles := 3
 	if testing.Short() {
 		cycles = 2
 	}

@@ -399,12 +399,13 @@ func TestNewVersionIsAtomic(t *testing.T) {
 							errs <- fmt.Errorf("run: %q %v", res.Output, err)
 							return
 						}
+						time.Sleep(50 * time.Microsecond)
 					}
 				})
 			}
-			n := 10
+			n := 5
 			if testing.Short() {
-				n = 4
+				n = 3
 			}
 			for v := 1; v <= n; v++ {
 				prog(t, db, "n", "p", vm.JS, code(v, ro), cube.ProgOptions{ReadOnly: ro})
