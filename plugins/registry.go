@@ -504,7 +504,7 @@ func (r *Registry) Run(ctx context.Context, ns, name string, args []byte) (vm.Re
 			// the in-memory mirror: wait for it (it holds wmu), then look
 			// again. Past two attempts the metadata was changed behind
 			// the registry's back: reread it.
-			g.wmu.Lock() //lint:ignore SA2001 the empty critical section waits for the writer holding wmu
+			g.wmu.Lock()
 			g.wmu.Unlock()
 			if attempt >= 2 {
 				if err := r.refresh(ctx, g, name); err != nil {
