@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Evaluator is what the REPL runs inputs against. Embedded and Remote
@@ -97,10 +98,29 @@ func (e *ScriptError) Error() string {
 // text that crossed the wire.
 var lineCol = regexp.MustCompile(`\s*\(line (\d+), column (\d+)\)`)
 
-// parseScriptError turns an error message from a daemon into a
-// ScriptError, keeping the position if the message carries one.
+// kindNames are vm.ErrorKind's names, as a daemon's messages carry them.
+var kindNames = []string{
+	"guest error", "trap", "timeout", "memory limit", "output limit", "write limit",
+	"host call limit", "read-only", "bad module", "abi version", "aborted",
+}
+
+// failedRe matches the daemon's "script failed: ", "program 'p' failed: "
+// and "cannot register program 'p': " lead-ins.
+var failedRe = regexp.MustCompile(`^(?:script failed|program '[^']*' failed|cannot register (?:program '[^']*'|script)): `)
+
+// parseScriptError turns an error message from a daemon ("PROGERR script
+// failed: guest error: ReferenceError: x is not defined (line 1, column
+// 1)") into a ScriptError with its kind and position.
 func parseScriptError(msg string) *ScriptError {
+	msg = failedRe.ReplaceAllString(msg, "")
 	e := &ScriptError{Msg: msg}
+	for _, k := range kindNames {
+		if rest, ok := strings.CutPrefix(msg, k+": "); ok {
+			e.Kind, e.Msg = k, rest
+			break
+		}
+	}
+	msg = e.Msg
 	if m := lineCol.FindStringSubmatchIndex(msg); m != nil {
 		e.Line, _ = strconv.Atoi(msg[m[2]:m[3]])
 		e.Column, _ = strconv.Atoi(msg[m[4]:m[5]])

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -73,6 +74,8 @@ func guessType(out []byte, isJSON bool) string {
 		return "object"
 	case len(out) == 0:
 		return "undefined"
+	case bytes.HasPrefix(out, []byte("[Function: ")) && bytes.HasSuffix(out, []byte("]")):
+		return "function"
 	case utf8.Valid(out):
 		return "string"
 	}

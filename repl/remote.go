@@ -62,15 +62,28 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Remote, error) {
 	}
 	r := &Remote{}
 	d := net.Dialer{Timeout: o.DialTimeout}
+	// Connect once here, so that a daemon that is not there is one clear
+	// error (go-redis would retry and log); the pool takes this connection
+	// as its first.
+	first, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("repl: cannot reach the daemon at %s: %w", addr, err)
+	}
 	r.client = redis.NewClient(&redis.Options{
 		Network:  network,
 		Addr:     addr,
 		Password: o.Auth,
 		Protocol: 2,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
+			r.mu.Lock()
+			c := first
+			first = nil
+			r.mu.Unlock()
+			if c == nil {
+				var err error
+				if c, err = d.DialContext(ctx, network, addr); err != nil {
+					return nil, err
+				}
 			}
 			r.mu.Lock()
 			r.conn = c
@@ -80,6 +93,7 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Remote, error) {
 		},
 		// One connection carries the session; never retry a script.
 		PoolSize:                 1,
+		DialerRetries:            1,
 		MaxRetries:               -1,
 		ReadTimeout:              -1,
 		WriteTimeout:             -1,
@@ -113,7 +127,7 @@ func (r *Remote) do(ctx context.Context, args ...any) (any, error) {
 	if err != nil && err != redis.Nil {
 		var re redis.Error
 		if errors.As(err, &re) {
-			return nil, err
+			return nil, remoteError(err)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrSessionReset, err)
 	}
@@ -134,9 +148,6 @@ func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
 	}
 	v, err := r.do(ctx, "EVAL", ns, script)
 	if err != nil {
-		if !errors.Is(err, ErrSessionReset) {
-			return Result{}, parseScriptError(stripErrPrefix(err.Error()))
-		}
 		if v == nil {
 			return Result{}, err
 		}
@@ -157,6 +168,17 @@ func replyResult(v any) Result {
 		return Result{Output: []byte(strconv.FormatInt(v, 10)), Type: "number", JSON: true}
 	}
 	return Result{Output: fmt.Appendf(nil, "%v", v), Type: "string"}
+}
+
+// remoteError reads a daemon's error reply: a program failure (PROGERR)
+// becomes a ScriptError with kind and position; anything else keeps the
+// daemon's words without the error code.
+func remoteError(err error) error {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "PROGERR ") {
+		return parseScriptError(stripErrPrefix(msg))
+	}
+	return errors.New(stripErrPrefix(msg))
 }
 
 // stripErrPrefix drops the RESP error code ("ERR ") from a message.
@@ -301,6 +323,13 @@ func fillProgram(p *ProgramInfo, m map[string]any) {
 	if v, ok := m["version"]; ok {
 		p.Version = fmt.Sprint(v)
 	}
+	switch ro := m["readonly"].(type) {
+	case bool:
+		p.ReadOnly = ro
+	case int64:
+		p.ReadOnly = ro != 0
+	}
+	p.Runs = int64(toInt(m["runs"]))
 }
 
 // Prog implements Evaluator with PROG ns name JS|WASM code.
@@ -320,9 +349,6 @@ func (r *Remote) Run(ctx context.Context, ns, name string, arg []byte) (Result, 
 	}
 	v, err := r.do(ctx, args...)
 	if err != nil {
-		if !errors.Is(err, ErrSessionReset) {
-			return Result{}, parseScriptError(stripErrPrefix(err.Error()))
-		}
 		return Result{}, err
 	}
 	return replyResult(v), nil

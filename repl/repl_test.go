@@ -16,6 +16,7 @@ import (
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/repl"
+	"github.com/cubelinux/cube/server"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata")
@@ -48,40 +49,72 @@ func transcript(t *testing.T, ev repl.Options, input string) (string, error) {
 	return durationRe.ReplaceAllString(out.String(), "(<duration>)"), err
 }
 
-// TestTranscripts runs testdata/*.in and compares with the .golden files
-// beside them. go test ./repl -run TestTranscripts -update rewrites them.
+// TestTranscripts runs testdata/*.in through the REPL on an embedded store
+// and through a real daemon over its socket, and compares each with its
+// golden file: NAME.golden and NAME.remote.golden (the differences between
+// the two are what a daemon's untyped replies cannot tell apart).
+// go test ./repl -run TestTranscripts -update rewrites them.
 func TestTranscripts(t *testing.T) {
 	ins, err := filepath.Glob("testdata/*.in")
 	if err != nil || len(ins) == 0 {
 		t.Fatalf("no transcripts: %v", err)
 	}
+	modes := []struct {
+		suffix string
+		opts   func(t *testing.T) repl.Options
+	}{
+		{".golden", func(t *testing.T) repl.Options { return repl.Options{DB: openDB(t)} }},
+		{".remote.golden", func(t *testing.T) repl.Options { return repl.Options{Socket: startDaemon(t, openDB(t))} }},
+	}
 	for _, in := range ins {
-		name := strings.TrimSuffix(filepath.Base(in), ".in")
-		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, runErr := transcript(t, repl.Options{DB: openDB(t)}, string(src))
-			if runErr != nil {
-				got += "-- Run: " + runErr.Error() + "\n"
-			}
-			golden := strings.TrimSuffix(in, ".in") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+		for _, m := range modes {
+			name := strings.TrimSuffix(filepath.Base(in), ".in") + strings.TrimSuffix(m.suffix, ".golden")
+			t.Run(name, func(t *testing.T) {
+				src, err := os.ReadFile(in)
+				if err != nil {
 					t.Fatal(err)
 				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("transcript %s differs from %s (run with -update if the change is right):\n%s", in, golden, diff(string(want), got))
-			}
-		})
+				got, runErr := transcript(t, m.opts(t), string(src))
+				if runErr != nil {
+					got += "-- Run: " + runErr.Error() + "\n"
+				}
+				golden := strings.TrimSuffix(in, ".in") + m.suffix
+				if *update {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update to create it)", err)
+				}
+				if got != string(want) {
+					t.Errorf("transcript %s differs from %s (run with -update if the change is right):\n%s", in, golden, diff(string(want), got))
+				}
+			})
+		}
 	}
+}
+
+// startDaemon serves db on a Unix socket until the test ends.
+func startDaemon(t testing.TB, db *cube.DB) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "cube.sock")
+	srv, err := server.New(db, server.Options{Socket: sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return sock
 }
 
 // diff shows the first lines where two transcripts part.
