@@ -16,8 +16,12 @@
 //
 // The REPL talks to an Evaluator: Embedded runs scripts in-process on a
 // *cube.DB; Remote sends them to a daemon as RESP commands (EVAL ns
-// script, NS.LIST, PROGS, PROG, RUN, STATS) over one connection, which
-// the daemon gives its own session scope.
+// script, NS.LIST, NS.INFO, NS.CREATE, PROGS, PROG, RUN, STATS) over one
+// connection, which the daemon gives its own session scope. RESP cannot
+// interrupt a command, so Ctrl-C on a remote input closes the connection:
+// the prompt comes back at once, the next input opens a new connection and
+// a new session (the REPL says so), and the daemon's own limits end the
+// abandoned script.
 //
 // # Terminals and pipes
 //

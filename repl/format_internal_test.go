@@ -81,3 +81,20 @@ func FuzzFormatResult(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkFormatTable(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range 100 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"c":[1,2],"v":"value"}`)
+	}
+	sb.WriteString("]")
+	r := Result{Output: []byte(sb.String()), Type: "object", JSON: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		formatResult(r, false)
+	}
+}

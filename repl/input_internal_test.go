@@ -69,3 +69,11 @@ func FuzzScanInput(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkScanInput(b *testing.B) {
+	src := "function f(a, b) {\n  const re = /[(]/g; // (\n  return `${a} ${b}`.replace(re, '(') + [1, 2, {x: 3}].length\n}"
+	b.ReportAllocs()
+	for b.Loop() {
+		scanInput(src)
+	}
+}
