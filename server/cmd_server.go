@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,8 +283,13 @@ type ServerStats struct {
 
 // Stats gathers the daemon's, the store's and the programs' statistics.
 func (s *Server) Stats() Stats {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	// runtime/metrics, unlike ReadMemStats, does not stop the world.
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	var heap uint64
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		heap = sample[0].Value.Uint64()
+	}
 	cmds := s.CommandStats()
 	var total int64
 	for _, c := range cmds {
@@ -294,7 +300,7 @@ func (s *Server) Stats() Stats {
 			Version: s.o.Version, PID: os.Getpid(), UptimeS: time.Since(s.started).Seconds(),
 			Clients: s.clients(), ConnectionsTotal: s.stats.accepted.Load(), Rejected: s.stats.rejected.Load(),
 			TimedOut: s.stats.timedOut.Load(), ProtocolErrors: s.stats.protoErrors.Load(),
-			UnknownCommands: s.stats.unknown.Load(), HeapBytes: ms.HeapAlloc, Goroutines: runtime.NumGoroutine(),
+			UnknownCommands: s.stats.unknown.Load(), HeapBytes: heap, Goroutines: runtime.NumGoroutine(),
 			CommandsProcessed: total,
 		},
 		Commands: cmds,

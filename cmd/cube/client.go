@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/server"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// verbCommand sends one daemon command: cube [-s SOCKET] put ns 1 2 v.
+type verbCommand struct{ *env }
+
+func (c *verbCommand) Usage() string {
+	var b strings.Builder
+	b.WriteString("usage: cube [-s SOCKET] [--json] <command> args...\n\nDaemon commands (any case):\n")
+	for _, cmd := range server.Commands() {
+		fmt.Fprintf(&b, "  %-72s\n", strings.ToLower(cmd.Synopsis[:len(cmd.Name)])+cmd.Synopsis[len(cmd.Name):])
+	}
+	return b.String()
+}
+
+func isServerVerb(verb string) bool {
+	for _, c := range server.Commands() {
+		if strings.EqualFold(c.Name, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *verbCommand) Run(ctx context.Context, args []string) error {
+	cl, done, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	v, err := cl.Do(ctx, a...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	if errors.Is(err, redis.Nil) {
+		v = nil
+	}
+	return c.print(v)
+}
+
+func (c *verbCommand) print(v any) error {
+	if c.json {
+		b, err := json.Marshal(jsonable(v))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "%s\n", b)
+		return nil
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			fmt.Fprintln(c.stdout, inline(e))
+		}
+	case map[any]any:
+		keys := make([]string, 0, len(x))
+		m := map[string]any{}
+		for k, v := range x {
+			ks := fmt.Sprint(k)
+			keys = append(keys, ks)
+			m[ks] = v
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(c.stdout, "%s: %s\n", k, inline(m[k]))
+		}
+	default:
+		fmt.Fprintln(c.stdout, inline(v))
+	}
+	return nil
+}
+
+// inline formats a reply element on one line: arrays of integers (a
+// coordinate) joined by spaces, other arrays by tabs, nil as (nil).
+func inline(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(nil)"
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case []any:
+		sep := "\t"
+		ints := true
+		for _, e := range x {
+			if _, ok := e.(int64); !ok {
+				ints = false
+			}
+		}
+		if ints {
+			sep = " "
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = inline(e)
+		}
+		return strings.Join(parts, sep)
+	case map[any]any:
+		b, _ := json.Marshal(jsonable(x))
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// jsonable turns RESP3 maps (map[any]any) into map[string]any.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case map[any]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonable(e)
+		}
+		return out
+	}
+	return v
+}
+
+// socketPath is -s, $CUBE_SOCKET, or the data directory's cube.sock.
+func (e *env) socketPath() (path string, explicit bool) {
+	if e.socket != "" {
+		return e.socket, true
+	}
+	if s := e.getenv("CUBE_SOCKET"); s != "" {
+		return s, true
+	}
+	return filepath.Join(e.dataDir(), server.SocketName), false
+}
+
+func newClient(sock string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Network: "unix", Addr: sock, Protocol: 3, DisableIdentity: true,
+		ReadTimeout: -1, WriteTimeout: time.Minute, PoolSize: 4, MaxRetries: -1,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+}
+
+// connect returns a client for the daemon at the socket. Without -s or
+// $CUBE_SOCKET and with no daemon at the data directory's socket, it opens
+// the data directory itself and serves it in this process on a private
+// socket for the duration of the command, so every verb also works on an
+// embedded store.
+func (e *env) connect(ctx context.Context) (*redis.Client, func(), error) {
+	sock, explicit := e.socketPath()
+	if explicit || daemonAt(sock) {
+		cl := newClient(sock)
+		if err := cl.Ping(ctx).Err(); err != nil {
+			cl.Close()
+			return nil, nil, fmt.Errorf("no daemon at %s: %w (start one with 'cube serve', or drop -s to use the data directory directly)", sock, err)
+		}
+		return cl, func() { cl.Close() }, nil
+	}
+	return e.embedded(ctx)
+}
+
+func daemonAt(sock string) bool {
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// embedded opens the data directory and serves it on a private socket.
+func (e *env) embedded(ctx context.Context) (*redis.Client, func(), error) {
+	dir := e.dataDir()
+	db, err := cube.Open(dir, cube.Options{})
+	if err != nil {
+		if errors.Is(err, engine.ErrLocked) {
+			return nil, nil, fmt.Errorf("data directory %s is in use by another process, and no daemon answers on its socket", dir)
+		}
+		return nil, nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp("", "cube-cli-")
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	sock := filepath.Join(tmp, "cube.sock")
+	srv, err := server.New(db, server.Options{Socket: sock, Version: version()})
+	if err != nil {
+		db.Close()
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx) }()
+	cl := newClient(sock)
+	return cl, func() {
+		cl.Close()
+		cancel()
+		<-served
+		db.Close()
+		os.RemoveAll(tmp)
+	}, nil
+}

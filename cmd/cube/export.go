@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// exportCommand: cube -n NS export [--format jsonl|csv].
+type exportCommand struct{ *env }
+
+func (c *exportCommand) Usage() string {
+	return `usage: cube -n NS export [--format jsonl|csv]
+
+Prints every value of namespace NS in curve order, as JSON lines that
+cube import reads back ({"c":[...],"v":"text"}, or "vb64" for bytes that are
+not UTF-8), or as CSV rows c1,...,cd,value.
+`
+}
+
+func (c *exportCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
+	format := fs.String("format", "jsonl", "jsonl or csv")
+	if err := fs.Parse(args); err != nil {
+		return usagef("export: %v", err)
+	}
+	if *format != "jsonl" && *format != "csv" {
+		return usagef("export: --format must be jsonl or csv")
+	}
+	ns, err := c.ns("export")
+	if err != nil {
+		return err
+	}
+	cl, done, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	info, err := cl.Do(ctx, "NS.INFO", ns).Result()
+	if err != nil {
+		return err
+	}
+	d := int(info.(map[any]any)["dims"].(int64))
+	a := []any{"REGION", ns}
+	for range d {
+		a = append(a, math.MinInt32)
+	}
+	for range d {
+		a = append(a, math.MaxInt32)
+	}
+	res, err := cl.Do(ctx, a...).Slice()
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(c.stdout, 1<<16)
+	defer w.Flush()
+	for _, p := range res {
+		pair := p.([]any)
+		coord := pair[0].([]any)
+		v := pair[1].(string)
+		cs := make([]string, len(coord))
+		for i, x := range coord {
+			cs[i] = strconv.FormatInt(x.(int64), 10)
+		}
+		if *format == "csv" {
+			q := v
+			if strings.ContainsAny(v, ",\"\r\n") {
+				q = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+			}
+			fmt.Fprintf(w, "%s,%s\n", strings.Join(cs, ","), q)
+			continue
+		}
+		var b []byte
+		if utf8.ValidString(v) {
+			b, _ = json.Marshal(v)
+			fmt.Fprintf(w, `{"c":[%s],"v":%s}`+"\n", strings.Join(cs, ","), b)
+		} else {
+			fmt.Fprintf(w, `{"c":[%s],"vb64":"%s"}`+"\n", strings.Join(cs, ","), base64.StdEncoding.EncodeToString([]byte(v)))
+		}
+	}
+	return nil
+}

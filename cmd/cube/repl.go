@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/repl"
+)
+
+// replCommand is "cube" with no arguments and "cube repl": the JavaScript
+// REPL (package repl), on the embedded store or on a daemon.
+type replCommand struct{ *env }
+
+func (c *replCommand) Usage() string {
+	return `usage: cube [repl] [-s SOCKET] [-n NS] [--data DIR]
+
+The JavaScript REPL with the cube API that programs see. Without -s it opens
+the data directory (--data, $CUBE_DATA or ./cube.data) in-process; with -s
+SOCKET (or $CUBE_SOCKET) it evaluates on that daemon through EVAL, in a session
+of its own. .help inside lists the dot-commands.
+`
+}
+
+func (c *replCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
+	sock := fs.String("s", c.socket, "daemon socket")
+	ns := fs.String("n", c.namespace, "namespace to start in")
+	if err := fs.Parse(args); err != nil {
+		return usagef("repl: %v", err)
+	}
+	if *sock == "" {
+		*sock = c.getenv("CUBE_SOCKET")
+	}
+	o := repl.Options{In: c.stdin, Out: c.stdout, Err: c.stderr, Namespace: *ns}
+	if *sock != "" {
+		o.Socket = *sock
+		o.Auth = c.getenv("CUBE_AUTH")
+		return replErr(repl.Run(ctx, o))
+	}
+	dir := c.dataDir()
+	db, err := cube.Open(dir, cube.Options{})
+	if err != nil {
+		if errors.Is(err, engine.ErrLocked) {
+			return fmt.Errorf("repl: %s is in use by another process; if a daemon serves it, use cube repl -s %s/cube.sock", dir, dir)
+		}
+		return fmt.Errorf("repl: open %s: %w", dir, err)
+	}
+	o.DB = db
+	err = repl.Run(ctx, o)
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return replErr(err)
+}
+
+func replErr(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
