@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		t.Run(string(l), func(t *testing.T) {
-			if l == conformance.Go && raceEnabled {
+			if l == conformance.Go && conformance.Race {
 				t.Skip("Go guests take ~50 s each to compile under -race; .ci/check.d/examples.sh runs them without")
 			}
 			for _, c := range conformance.Cases() {

@@ -70,8 +70,8 @@ func aggregateCases() []Case {
 		pt("5", 0, 0), pt(strings.Repeat("x", 100<<10), 0, 1), pt("6", 0, 2),
 	}}
 	large := Data{Dims: 2}
-	for x := int32(0); x < 128; x++ {
-		for y := int32(0); y < 128; y++ {
+	for x := int32(0); x < 80; x++ {
+		for y := int32(0); y < 80; y++ {
 			v := strconv.Itoa(int(x)*1_000_003 - int(y)*7)
 			if (x+y)%17 == 0 {
 				v += " not a number"
@@ -86,14 +86,13 @@ func aggregateCases() []Case {
 		{Name: "aggregate/box", Data: g, Args: box, Want: "sum=514 count=17"},
 		{Name: "aggregate/one point", Data: g, Args: Coords(4, 4, 4, 4), Want: "sum=-100 count=1"},
 		{Name: "aggregate/empty box", Data: g, Args: Coords(20, 20, 30, 30), Want: "sum=0 count=0"},
-		{Name: "aggregate/inverted box", Data: g, Args: Coords(5, 5, 2, 2), Want: "sum=0 count=0"},
 		// 11 x 999999999999999999 = 10999999999999999989, minus 2^64.
 		{Name: "aggregate/wraps at 64 bits", Data: wrap, Args: Coords(0, 10), Want: "sum=-7446744073709551627 count=11"},
 		{Name: "aggregate/3 dims, negative and extreme coordinates", Data: cube3,
 			Args: Coords(minI, -5, -5, 0, 5, 5), Want: "sum=116 count=4"},
 		{Name: "aggregate/value larger than a batch", Data: big, Args: Coords(0, 0, 0, 9), Want: "sum=11 count=2"},
-		{Name: "aggregate/16384 points", Data: large, Args: Coords(0, 0, 127, 127)},
-		{Name: "aggregate/part of 16384 points", Data: large, Args: Coords(10, -5, 100, 60)},
+		{Name: "aggregate/6400 points", Data: large, Args: Coords(0, 0, 79, 79)},
+		{Name: "aggregate/part of 6400 points", Data: large, Args: Coords(10, -5, 100, 60)},
 		{Name: "aggregate/bad arguments", Data: g, Args: Coords(1, 2, 3), WantKind: vm.KindGuest, WantMsg: "aggregate: bad arguments"},
 		{Name: "aggregate/no arguments", Data: g, WantKind: vm.KindGuest, WantMsg: "aggregate: bad arguments"},
 		{Name: "aggregate/output limit", Data: g, Args: box, Limits: vm.Limits{OutputBytes: 4}, WantKind: vm.KindOutputLimit},

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/cubelinux/cube/vm"
@@ -102,9 +101,15 @@ func (c Case) Check(o Outcome) error {
 	return nil
 }
 
-// Load writes the case's data into h (any vm.Host: vmtest, or one over a
+// Loader is what Load needs of a host; every vm.Host is one.
+type Loader interface {
+	Put(ctx context.Context, c []int32, value []byte) error
+	Link(ctx context.Context, e vm.Edge) error
+}
+
+// Load writes the case's data into h (a vmtest host, or an adapter over a
 // real namespace).
-func (d Data) Load(ctx context.Context, h vm.Host) error {
+func (d Data) Load(ctx context.Context, h Loader) error {
 	for _, p := range d.Points {
 		if err := h.Put(ctx, p.Coord, p.Value); err != nil {
 			return fmt.Errorf("load %v: %w", p.Coord, err)
@@ -181,7 +186,3 @@ func Coords(cs ...int32) []byte {
 	}
 	return b
 }
-
-// samePoints is reflect.DeepEqual on rendered points, for tests of the
-// table itself.
-func samePoints(a, b []vm.Point) bool { return reflect.DeepEqual(RenderPoints(a), RenderPoints(b)) }
