@@ -1,0 +1,39 @@
+//go:build !wasip1
+
+package pdk_test
+
+import (
+	"errors"
+	"testing"
+
+	pdk "github.com/cubelinux/cube/plugins/pdk/go"
+)
+
+// TestNotWASM: built for the host, the kit compiles and every call fails
+// with ErrNotWASM instead of pretending.
+func TestNotWASM(t *testing.T) {
+	if _, _, err := pdk.Get([]int32{}); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Get: %v", err)
+	}
+	if err := pdk.Put([]int32{}, []byte("v")); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Put: %v", err)
+	}
+	if err := pdk.OutputString("x"); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Output: %v", err)
+	}
+	if _, _, err := pdk.Get([]int32{1}); !errors.Is(err, pdk.ErrDims) {
+		t.Errorf("Get with a wrong coordinate: %v", err)
+	}
+	for range pdk.Region([]int32{}, []int32{}) {
+		t.Fatal("a region without a host yielded")
+	}
+	if !errors.Is(pdk.Err(), pdk.ErrNotWASM) {
+		t.Errorf("Err after a failed region: %v", pdk.Err())
+	}
+	if st := pdk.Run(func() error { return nil }); st != 0 {
+		t.Errorf("Run of a body that succeeds: %d", st)
+	}
+	if st := pdk.Run(func() error { return errors.New("boom") }); st != 1 {
+		t.Errorf("Run of a body that fails: %d", st)
+	}
+}
