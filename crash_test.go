@@ -277,10 +277,9 @@ func TestCrashChild(t *testing.T) {
 }
 
 // TestReopenMixedDims: a metadata write (a program registration) logged
-// after a write to a namespace of other dimensions must replay. It does
-// not yet: engine's opDecoder.next keeps op.dims from the previous op for
-// meta ops, and recovery refuses the log as corrupt ("op with 3 dims on
-// namespace of 2"). Skipped until the engine resets dims per op.
+// after a write to a namespace of other dimensions must replay. (The
+// engine's op decoder once kept op.dims from the previous op for meta ops,
+// and recovery refused the log as corrupt.)
 func TestReopenMixedDims(t *testing.T) {
 	mem := vfs.NewMem()
 	opts := cube.Options{Engine: engine.Options{FS: mem}, TelemetryInterval: -1}
@@ -294,7 +293,7 @@ func TestReopenMixedDims(t *testing.T) {
 	mem.CrashClean()
 	db2, err := cube.Open("/d", opts)
 	if err != nil {
-		t.Skipf("engine bug, reported: %v", err)
+		t.Fatalf("reopen: %v", err)
 	}
 	if _, err := db2.ProgInfo("two", "p"); err != nil {
 		t.Fatal(err)
