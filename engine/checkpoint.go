@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
@@ -70,7 +71,7 @@ func (db *DB) Checkpoint(ctx context.Context) (CheckpointInfo, error) {
 	for i, ns := range nss {
 		ns.mu.Lock()
 		ns.idx.seal()
-		snaps[i] = nsSnap{ns: ns, tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: cloneMeta(ns.meta)}
+		snaps[i] = nsSnap{ns: ns, tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: ns.meta}
 		lsn = max(lsn, ns.lastLSN.Load())
 		ns.mu.Unlock()
 	}
@@ -127,16 +128,23 @@ func (db *DB) Checkpoint(ctx context.Context) (CheckpointInfo, error) {
 		ns.idx.purgeTombs(lsn)
 		ns.edges.purgeTombs(lsn)
 		keep := ns.mtombs[:0]
+		var meta map[string]mentry // a new map, if anything goes: snapshots share the old one
 		for _, k := range ns.mtombs {
 			if e, ok := ns.meta[k]; ok && e.lsn&tombBit != 0 {
 				if e.lsn&^tombBit <= lsn {
-					delete(ns.meta, k)
+					if meta == nil {
+						meta = maps.Clone(ns.meta)
+					}
+					delete(meta, k)
 				} else {
 					keep = append(keep, k)
 				}
 			}
 		}
 		ns.mtombs = keep
+		if meta != nil {
+			ns.meta = meta
+		}
 		ns.mu.Unlock()
 	}
 	db.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -137,14 +138,24 @@ func (ns *Namespace) apply(o *op, lsn uint64, copyVals bool) {
 	case opUnlink:
 		ns.edges.unlink(o.c, o.to, o.name, lsn)
 	case opMetaPut:
-		ns.meta[o.name] = mentry{val: v, lsn: lsn}
+		ns.setMeta(o.name, mentry{val: v, lsn: lsn})
 	case opMetaDel:
 		if _, ok := ns.meta[o.name]; ok {
-			ns.meta[o.name] = mentry{lsn: lsn | tombBit}
+			ns.setMeta(o.name, mentry{lsn: lsn | tombBit})
 			ns.mtombs = append(ns.mtombs, o.name)
 		}
 	}
 	ns.lastLSN.Store(lsn)
+}
+
+// setMeta changes one metadata entry. The map is never changed in place:
+// writers replace it, so a snapshot takes it by reference. Metadata is
+// small and rarely written (programs, telemetry), snapshots are taken on
+// every read-only run.
+func (ns *Namespace) setMeta(k string, e mentry) {
+	m := maps.Clone(ns.meta)
+	m[k] = e
+	ns.meta = m
 }
 
 // commit logs rec, applies its ops and returns its LSN. The caller holds
@@ -301,7 +312,7 @@ func (ns *Namespace) Snapshot(ctx context.Context) (*Tx, error) {
 	}
 	ns.mu.Lock()
 	ns.idx.seal()
-	s := &snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: cloneMeta(ns.meta)}
+	s := &snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: ns.meta}
 	ns.mu.Unlock()
 	if err := ns.db.waitVisible(ctx, s.lsn); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"maps"
 	"slices"
 	"strings"
 
@@ -447,5 +446,3 @@ func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, 
 	}
 	return shortestPath(ctx, tx.edgeTrees(), ns.dims, toPkey(from), toPkey(to), label, dir)
 }
-
-func cloneMeta(m map[string]mentry) map[string]mentry { return maps.Clone(m) }
