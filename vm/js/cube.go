@@ -127,6 +127,11 @@ func (b *binding) installCube() *goja.Object {
 		hi := b.coord(name, call.Argument(1))
 		o := b.optObject(name, call.Argument(2))
 		limit := b.optInt(name, o, "limit", -1)
+		for i := range lo {
+			if lo[i] > hi[i] {
+				b.throwType("%s: min %d > max %d on axis %d: the box is inverted", name, lo[i], hi[i], i)
+			}
+		}
 		return b.newRegion(lo, hi, limit)
 	})
 	def("edges", func(call goja.FunctionCall) goja.Value {

@@ -76,6 +76,14 @@ func TestBadCoordinates(t *testing.T) {
 	}
 }
 
+func TestInvertedBox(t *testing.T) {
+	sb := newSB(t)
+	p := compile(t, sb, `function run() { try { cube.region([5, 0], [2, 9]) } catch (e) { return e.name + ": " + e.message } }`, vm.Limits{})
+	if got := run(t, p, vmtest.NewHost(2), ""); got != "TypeError: cube.region: min 5 > max 2 on axis 0: the box is inverted" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 // countingHost counts cursor pulls.
 type countingHost struct {
 	*vmtest.Host

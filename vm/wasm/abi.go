@@ -280,6 +280,14 @@ var abiFuncs = []hostFunc{
 		lo := rs.newCoord(mem, "region_open", "min", u32(s[0]))
 		hi := rs.newCoord(mem, "region_open", "max", u32(s[1]))
 		view(mem, "region_open", "cursor out-pointer", u32(s[2]), 4)
+		for i := range lo {
+			if lo[i] > hi[i] {
+				// An inverted box is the guest's mistake, and every host
+				// must report it the same way: here, before any host sees it.
+				s[0] = StatusBadArg
+				return
+			}
+		}
 		rs.open(mem, u32(s[2]), &cursor{points: rs.host.Region(ctx, lo, hi)}, s)
 	}},
 	{"region_next", i32s(5), i32s(1), hostRegionNext},
