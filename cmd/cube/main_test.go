@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,4 +177,24 @@ func TestStress(t *testing.T) {
 		t.Fatalf("stress report: %+v", r)
 	}
 	t.Logf("stress %s: %d pairs, %.0f pairs/s, server run mean %.1f µs p50 %.1f µs", d, r.Pairs, r.PairsPerSec, r.Server["run"].MeanUS, r.Server["run"].P50US)
+}
+
+var demoFull = flag.Bool("demo.full", false, "TestDemo loads every city (a minute under -race)")
+
+// TestDemo runs cube demo on a sample of the cities (all of them with
+// -demo.full) with the repository's WASM example.
+func TestDemo(t *testing.T) {
+	args := []string{"demo", "--examples", "../../examples", "--sample", "3000"}
+	if *demoFull {
+		args = args[:3]
+	}
+	code, out, errs := cubeRun(t, "", args...)
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"CC BY 4.0", "within ~50 km of Paris", "shortest road Paris -> Berlin", "run nearby(Paris", "run walk: lightest roads from Paris"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
 }
