@@ -78,17 +78,35 @@ func (h *txHost) Region(ctx context.Context, lo, hi []int32) vm.Cursor[vm.Point]
 	c := &regionCursor{ctx: ctx, dims: h.dims}
 	c.coords = make([]int32, 0, cursorBatch*h.dims)
 	c.vals = make([][]byte, 0, cursorBatch)
-	// The producer fills coords and vals; the consumer has finished a
-	// batch before it resumes the producer, so both are reused.
+	// The producer works in one of two modes, chosen by the consumer before
+	// each resumption. Batch mode (Next): it fills coords and vals with up
+	// to cursorBatch points. Fill mode (FillPoints, dst != nil): it packs
+	// records straight into dst and, when a record does not fit, leaves that
+	// point alone in coords and vals. Either way the consumer has finished
+	// with coords and vals before it resumes the producer, so both are
+	// reused. Engine values stay valid for the transaction.
 	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
 		for k, v := range seq {
-			c.coords = append(c.coords, k...)
-			c.vals = append(c.vals, v)
-			if len(c.vals) == cursorBatch {
+			if c.dst != nil {
+				size := vm.PointRecordSize(len(k), len(v))
+				if c.used+size <= len(c.dst) {
+					c.used += vm.PackPoint(c.dst[c.used:], k, v)
+					c.n++
+					continue
+				}
+				c.coords = append(c.coords, k...)
+				c.vals = append(c.vals, v)
 				if !yield(struct{}{}) {
 					return
 				}
-				c.coords, c.vals = c.coords[:0], c.vals[:0]
+				continue
+			}
+			c.coords = append(c.coords, k...)
+			c.vals = append(c.vals, v)
+			if len(c.vals) >= cursorBatch {
+				if !yield(struct{}{}) {
+					return
+				}
 			}
 		}
 		if len(c.vals) > 0 {
@@ -99,9 +117,11 @@ func (h *txHost) Region(ctx context.Context, lo, hi []int32) vm.Cursor[vm.Point]
 	return c
 }
 
-// regionCursor is the region scan as a vm.Cursor: the engine's push
-// iterator runs in a coroutine (iter.Pull) that hands over a batch of
-// points per switch, so a scan costs one switch per cursorBatch points.
+// regionCursor is the region scan as a vm.Cursor and a vm.PointFiller:
+// the engine's push iterator runs in a coroutine (iter.Pull) that hands
+// over a batch of points per switch (Next), or packs records straight into
+// the caller's buffer (FillPoints), so a scan costs one switch per
+// cursorBatch points or per filled buffer.
 type regionCursor struct {
 	ctx    context.Context
 	dims   int
@@ -112,7 +132,13 @@ type regionCursor struct {
 	stop   func()
 	err    error
 	done   bool
+
+	// fill mode: the buffer the producer packs into, and what it packed
+	dst     []byte
+	n, used int
 }
+
+var _ vm.PointFiller = (*regionCursor)(nil)
 
 func (c *regionCursor) Next() (vm.Point, bool) {
 	if c.i < len(c.vals) {
@@ -120,21 +146,57 @@ func (c *regionCursor) Next() (vm.Point, bool) {
 		c.i++
 		return vm.Point{Coord: c.coords[i*c.dims : (i+1)*c.dims : (i+1)*c.dims], Value: c.vals[i]}, true
 	}
-	if c.done {
-		return vm.Point{}, false
-	}
-	if err := c.ctx.Err(); err != nil {
-		c.err = err
-		c.Close()
-		return vm.Point{}, false
-	}
-	c.coords, c.vals = c.coords[:0], c.vals[:0]
-	if _, ok := c.next(); !ok || len(c.vals) == 0 {
-		c.Close()
+	if !c.resume(nil) {
 		return vm.Point{}, false
 	}
 	c.i = 1
 	return vm.Point{Coord: c.coords[:c.dims:c.dims], Value: c.vals[0]}, true
+}
+
+// resume runs the producer once, packing into dst if it is not nil, and
+// reports whether it handed over points in coords and vals.
+func (c *regionCursor) resume(dst []byte) bool {
+	if c.done {
+		return false
+	}
+	if err := c.ctx.Err(); err != nil {
+		c.err = err
+		c.Close()
+		return false
+	}
+	c.coords, c.vals, c.i = c.coords[:0], c.vals[:0], 0
+	c.dst = dst
+	_, ok := c.next()
+	c.dst = nil
+	if !ok || len(c.vals) == 0 {
+		c.Close()
+		return false
+	}
+	return true
+}
+
+// FillPoints implements vm.PointFiller.
+func (c *regionCursor) FillPoints(buf []byte) (n, used, need int) {
+	for ; c.i < len(c.vals); c.i++ {
+		k, v := c.coords[c.i*c.dims:(c.i+1)*c.dims], c.vals[c.i]
+		size := vm.PointRecordSize(c.dims, len(v))
+		if used+size > len(buf) {
+			if n == 0 {
+				need = size
+			}
+			return n, used, need
+		}
+		used += vm.PackPoint(buf[used:], k, v)
+		n++
+	}
+	c.n, c.used = n, used
+	more := c.resume(buf)
+	n, used = c.n, c.used
+	c.n, c.used = 0, 0
+	if more && n == 0 {
+		need = vm.PointRecordSize(c.dims, len(c.vals[0]))
+	}
+	return n, used, need
 }
 
 func (c *regionCursor) Err() error { return c.err }

@@ -1,10 +1,13 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"iter"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/vm"
@@ -136,5 +139,106 @@ func BenchmarkRegionFill(b *testing.B) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestRegionFillPoints: a region read by a random mix of Next and
+// FillPoints, with buffers of random sizes (too small ones included), yields
+// exactly the engine's points in its order, each once, packed as
+// vm.PackPoint packs them.
+func TestRegionFillPoints(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	ctx := context.Background()
+	db, err := engine.Open(t.TempDir(), engine.Options{Sync: engine.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ns, err := db.CreateNamespace(ctx, "f", engine.NamespaceOptions{Dims: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ns.Update(ctx, func(tx *engine.Tx) error {
+		for range 3000 {
+			v := make([]byte, rng.IntN(40))
+			for i := range v {
+				v[i] = byte(rng.IntN(256))
+			}
+			if err := tx.Put([]int32{rng.Int32N(64), rng.Int32N(64)}, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 20 {
+		lo := []int32{rng.Int32N(64), rng.Int32N(64)}
+		hi := []int32{lo[0] + rng.Int32N(64-lo[0]), lo[1] + rng.Int32N(64-lo[1])}
+		err := ns.View(ctx, func(tx *engine.Tx) error {
+			seq, err := tx.Region(lo, hi, 0)
+			if err != nil {
+				return err
+			}
+			var want [][]byte
+			for k, v := range seq {
+				want = append(want, vm.AppendPointRecord(nil, k, v))
+			}
+			h := newHost(tx)
+			defer h.close()
+			cur := h.Region(ctx, lo, hi)
+			f := cur.(vm.PointFiller)
+			var got [][]byte
+			for {
+				if rng.IntN(3) == 0 {
+					p, ok := cur.Next()
+					if !ok {
+						break
+					}
+					got = append(got, vm.AppendPointRecord(nil, p.Coord, p.Value))
+					continue
+				}
+				buf := make([]byte, rng.IntN(200))
+				n, used, need := f.FillPoints(buf)
+				if n == 0 && need == 0 {
+					if _, ok := cur.Next(); ok {
+						t.Fatalf("round %d: FillPoints reported the end, Next did not", round)
+					}
+					break
+				}
+				if n == 0 {
+					if need <= len(buf) {
+						t.Fatalf("round %d: need %d with a %d-byte buffer", round, need, len(buf))
+					}
+					continue
+				}
+				for b := buf[:used]; len(b) > 0; n-- {
+					size := vm.PointRecordSize(2, int(binary.LittleEndian.Uint32(b[8:])))
+					got = append(got, bytes.Clone(b[:size]))
+					b = b[size:]
+				}
+				if n != 0 {
+					t.Fatalf("round %d: count off by %d", round, n)
+				}
+			}
+			if cur.Err() != nil {
+				return cur.Err()
+			}
+			if len(got) != len(want) {
+				t.Fatalf("round %d: %d points, want %d", round, len(got), len(want))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("round %d: point %d is % x, want % x", round, i, got[i], want[i])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package vm
 
-import "context"
+import (
+	"context"
+	"encoding/binary"
+)
 
 // Direction selects which edges of a coordinate an edge query follows.
 type Direction uint8
@@ -118,4 +121,51 @@ type Host interface {
 	// another following edges with the label ("" = any) in the direction.
 	// ok is false when no path exists.
 	ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (p Path, ok bool, err error)
+}
+
+// PointFiller is an optional interface of the Cursor[Point] a Host's Region
+// returns. A sandbox that hands points to its guest as packed records (the
+// WASM ABI's region_next) uses it when present, so the host packs records
+// straight from its scan into guest memory, with no call per point.
+//
+// FillPoints packs the cursor's next points into buf as point records
+// (PackPoint), as many as fit, and returns how many points and bytes it
+// wrote. When the next point's record does not fit an otherwise empty buf,
+// it returns n = 0 and need = that record's size, and keeps the point for
+// the next call. n = 0 and need = 0 mean the cursor is exhausted or failed;
+// Err tells which. Next and FillPoints may be mixed on one cursor.
+type PointFiller interface {
+	FillPoints(buf []byte) (n, used, need int)
+}
+
+// PointRecordSize is the size of a packed point record for a coordinate of
+// dims axes and a value of valueLen bytes.
+func PointRecordSize(dims, valueLen int) int {
+	return (4*dims + 4 + valueLen + 3) &^ 3
+}
+
+// PackPoint writes the packed point record of (c, v) at the start of dst
+// and returns its size, PointRecordSize(len(c), len(v)); dst must be at
+// least that long. The record is
+//
+//	len(c) × little-endian i32 coordinate | u32 value length | value | zero pad to 4
+func PackPoint(dst []byte, c []int32, v []byte) int {
+	size := PointRecordSize(len(c), len(v))
+	r := dst[:size]
+	for i, x := range c {
+		binary.LittleEndian.PutUint32(r[4*i:], uint32(x))
+	}
+	cw := 4 * len(c)
+	binary.LittleEndian.PutUint32(r[cw:], uint32(len(v)))
+	copy(r[cw+4:], v)
+	clear(r[cw+4+len(v):])
+	return size
+}
+
+// AppendPointRecord appends the packed point record of (c, v) to dst.
+func AppendPointRecord(dst []byte, c []int32, v []byte) []byte {
+	n := len(dst)
+	dst = append(dst, make([]byte, PointRecordSize(len(c), len(v)))...)
+	PackPoint(dst[n:], c, v)
+	return dst
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -65,7 +66,8 @@ type packCache struct {
 type cursor struct {
 	points vm.Cursor[vm.Point]
 	edges  vm.Cursor[vm.Edge]
-	pp     *vm.Point // a record that did not fit the last buffer
+	fill   vm.PointFiller // points, when it packs records itself
+	pp     *vm.Point      // a record that did not fit the last buffer
 	pe     *vm.Edge
 }
 
@@ -288,7 +290,9 @@ var abiFuncs = []hostFunc{
 				return
 			}
 		}
-		rs.open(mem, u32(s[2]), &cursor{points: rs.host.Region(ctx, lo, hi)}, s)
+		c := &cursor{points: rs.host.Region(ctx, lo, hi)}
+		c.fill, _ = c.points.(vm.PointFiller)
+		rs.open(mem, u32(s[2]), c, s)
 	}},
 	{"region_next", i32s(5), i32s(1), hostRegionNext},
 	{"edges_open", i32s(5), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
@@ -463,7 +467,22 @@ func hostRegionNext(ctx context.Context, m api.Module, s []uint64) {
 	if c == nil {
 		return
 	}
-	cw := 4 * rs.dims
+	if c.fill != nil && c.pp == nil {
+		n, used, need := c.fill.FillPoints(buf)
+		if n == 0 && need > 0 {
+			binary.LittleEndian.PutUint32(nOut, 0)
+			binary.LittleEndian.PutUint32(bOut, uint32(need))
+			s[0] = StatusTooSmall
+			return
+		}
+		binary.LittleEndian.PutUint32(nOut, uint32(n))
+		binary.LittleEndian.PutUint32(bOut, uint32(used))
+		s[0] = StatusOK
+		if n == 0 && c.points.Err() != nil {
+			s[0] = rs.hostErr("region_next", c.points.Err())
+		}
+		return
+	}
 	n, used := 0, 0
 	for {
 		var p vm.Point
@@ -475,9 +494,9 @@ func hostRegionNext(ctx context.Context, m api.Module, s []uint64) {
 				break
 			}
 		}
-		size := align(cw+4+len(p.Value), 4)
+		size := vm.PointRecordSize(len(p.Coord), len(p.Value))
 		if used+size > len(buf) {
-			keep := vm.Point{Coord: p.Coord, Value: bytes.Clone(p.Value)}
+			keep := vm.Point{Coord: slices.Clone(p.Coord), Value: bytes.Clone(p.Value)}
 			c.pp = &keep
 			if n == 0 {
 				binary.LittleEndian.PutUint32(nOut, 0)
@@ -487,12 +506,7 @@ func hostRegionNext(ctx context.Context, m api.Module, s []uint64) {
 			}
 			break
 		}
-		r := buf[used : used+size]
-		putCoord(r, p.Coord)
-		binary.LittleEndian.PutUint32(r[cw:], uint32(len(p.Value)))
-		copy(r[cw+4:], p.Value)
-		clear(r[cw+4+len(p.Value):])
-		used += size
+		used += vm.PackPoint(buf[used:], p.Coord, p.Value)
 		n++
 	}
 	binary.LittleEndian.PutUint32(nOut, uint32(n))
