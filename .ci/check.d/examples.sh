@@ -13,8 +13,8 @@ trap 'rm -rf "$out"' EXIT
 t0=$SECONDS
 examples/build.sh "$out"
 echo "examples: rebuilt in $((SECONDS - t0)) s"
-GOOS=wasip1 GOARCH=wasm go vet ./plugins/pdk/go/ ./examples/aggregate/go/ ./examples/walk/go/ ./examples/writer/go/
+GOOS=wasip1 GOARCH=wasm go vet ./plugins/pdk/go/ ./examples/aggregate/go/ ./examples/walk/go/ ./examples/writer/go/ ./examples/kitcheck/go/
 t0=$SECONDS
 go test -count=1 ./examples/ -rebuilt "$out"
-go test -count=1 ./examples/aggregate/ ./examples/walk/ ./examples/writer/
+go test -count=1 ./examples/aggregate/ ./examples/walk/ ./examples/writer/ ./examples/kitcheck/
 echo "examples: conformance of committed and rebuilt modules in $((SECONDS - t0)) s"

@@ -25,6 +25,16 @@ import (
 // run, for writers.
 func Everywhere(t *testing.T, root, program string, d conformance.Data, args []byte, want string) {
 	t.Helper()
+	EverywhereCheck(t, root, program, d, args, want, nil)
+}
+
+// EverywhereCheck is Everywhere, also handing every successful run's result
+// to check (where is "vmtest" or "cube.DB"), for what the output does not
+// show, such as the run's log. Languages program is not written in are
+// skipped.
+func EverywhereCheck(t *testing.T, root, program string, d conformance.Data, args []byte, want string,
+	check func(t *testing.T, where string, res vm.Result)) {
+	t.Helper()
 	ctx := context.Background()
 	sb, err := conformance.NewSandboxes(ctx, "")
 	if err != nil {
@@ -38,6 +48,9 @@ func Everywhere(t *testing.T, root, program string, d conformance.Data, args []b
 	t.Cleanup(func() { _ = db.Close() })
 	lim := vm.Limits{Timeout: time.Minute} // Go guests start slowly under -race
 	for _, l := range conformance.Languages() {
+		if !conformance.Has(program, l) {
+			continue
+		}
 		t.Run(string(l), func(t *testing.T) {
 			if l == conformance.Go && conformance.Race {
 				t.Skip("Go guests take ~50 s each to compile under -race; .ci/check.d/examples.sh runs them without")
@@ -58,6 +71,9 @@ func Everywhere(t *testing.T, root, program string, d conformance.Data, args []b
 			}
 			if string(res.Output) != want {
 				t.Errorf("vmtest: output %q, want %q", res.Output, want)
+			}
+			if check != nil {
+				check(t, "vmtest", res)
 			}
 			// The real store: a fresh namespace per language.
 			ns := "ex_" + string(l)
@@ -81,6 +97,9 @@ func Everywhere(t *testing.T, root, program string, d conformance.Data, args []b
 			}
 			if string(res.Output) != want {
 				t.Errorf("cube.DB: output %q, want %q", res.Output, want)
+			}
+			if check != nil {
+				check(t, "cube.DB", res)
 			}
 		})
 	}

@@ -349,14 +349,18 @@ static inline cube_status cube_edges_close(cube_edges *it) {
     return it->status;
 }
 
-/* cube_link creates or replaces the edge from -[label]-> to. */
+/* cube_link creates or replaces the edge from -[label]-> to (NULL means the
+ * empty label). */
 static inline cube_status cube_link(const int32_t *from, const int32_t *to, const char *label, double weight,
                                     const void *val, uint32_t val_len) {
+    if (label == NULL) label = ""; /* strlen(NULL) does not trap in wasm: it reads address 0 */
     return (cube_status)cube_v1_link(from, to, label, (uint32_t)strlen(label), weight, val, val_len);
 }
 
-/* cube_unlink removes an edge: CUBE_OK, or CUBE_NOT_FOUND if there was none. */
+/* cube_unlink removes an edge: CUBE_OK, or CUBE_NOT_FOUND if there was none
+ * (NULL means the empty label). */
 static inline cube_status cube_unlink(const int32_t *from, const int32_t *to, const char *label) {
+    if (label == NULL) label = "";
     return (cube_status)cube_v1_unlink(from, to, label, (uint32_t)strlen(label));
 }
 
@@ -380,7 +384,8 @@ typedef struct cube_step {
 } cube_step;
 
 /* cube_walk runs the store's walk from start and calls visit for every node
- * in visit order until it returns false. */
+ * in visit order until it returns false. The steps live in a buffer shared
+ * by all calls: visit must not call cube_walk. */
 static inline cube_status cube_walk(const int32_t *start, const cube_walk_options *o,
                                     bool (*visit)(const cube_step *s, void *ctx), void *ctx) {
     static const cube_walk_options zero;

@@ -25,6 +25,7 @@ func Cases() []Case {
 	cs = append(cs, aggregateCases()...)
 	cs = append(cs, walkCases()...)
 	cs = append(cs, writerCases()...)
+	cs = append(cs, kitcheckCases()...)
 	return cs
 }
 

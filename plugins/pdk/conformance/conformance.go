@@ -16,10 +16,11 @@ const (
 	Aggregate = "aggregate"
 	Walk      = "walk"
 	Writer    = "writer"
+	Kitcheck  = "kitcheck"
 )
 
 // Programs lists the programs in a stable order.
-func Programs() []string { return []string{Aggregate, Walk, Writer} }
+func Programs() []string { return []string{Aggregate, Walk, Writer, Kitcheck} }
 
 // Data is what a namespace holds before a case runs.
 type Data struct {
@@ -46,6 +47,9 @@ type Case struct {
 	// order; nil means unchanged. After a failed run the namespace must
 	// always be unchanged.
 	WantPoints []vm.Point
+	// EngineBug, if set, names a known bug of the real engine that makes
+	// this case fail there; the engine test skips the case, saying so.
+	EngineBug string
 }
 
 // Outcome is what one run of a case produced, in a form that compares with ==

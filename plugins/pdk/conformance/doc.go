@@ -25,6 +25,22 @@
 //     decimal (wrapping at 64 bits). The program reads the whole region
 //     before it writes. The output is "wrote=<number of values written>".
 //
+//   - kitcheck: a check of the guest kits rather than an example (Go, C,
+//     AssemblyScript and JavaScript; no WAT). It calls every kit function
+//     the others leave out — delete, link, unlink, edges, walk (BFS and
+//     DFS), shortest path, log — and opens a region over an inverted box,
+//     which each kit must report in its own way (Go: an error that
+//     errors.Is ErrBadArgument, cleared with ClearErr; C: the status
+//     CUBE_BAD_ARGUMENT; AssemblyScript: a Failure with BadArgument,
+//     cleared with clearFailure; JavaScript: a TypeError) without failing
+//     the run. The output is one line per call (kitcheckWant in
+//     kitcheck.go); edges and walk steps are sorted and a walk also prints
+//     its depths in visit order, which on the table's symmetric tree do
+//     not depend on the order a host lists edges in. Weights print as
+//     round(100 w). With the argument "dfs" it runs only the depth-first
+//     walks (a case of its own, which the real engine fails: see
+//     Case.EngineBug).
+//
 // Malformed arguments (a length other than the program expects) are a guest
 // error "<program>: bad arguments".
 //

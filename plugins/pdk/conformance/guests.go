@@ -28,6 +28,11 @@ const (
 // Languages lists every language, WebAssembly ones first.
 func Languages() []Lang { return []Lang{Go, C, AS, WAT, JS} }
 
+// Has reports whether program is written in l: every program is, in every
+// language, except kitcheck, which checks the guest kits and so has no
+// hand-written WAT.
+func Has(program string, l Lang) bool { return program != Kitcheck || l != WAT }
+
 // Kind is the sandbox a language's programs run in.
 func (l Lang) Kind() vm.Kind {
 	if l == JS {

@@ -104,6 +104,8 @@ func model(ctx context.Context, program string, h vm.Host, args []byte) (string,
 			}
 		}
 		return "wrote=" + strconv.Itoa(len(todo)), nil
+	case Kitcheck:
+		return kitcheckModel(ctx, h, args)
 	case Walk:
 		dims := h.Dims()
 		if len(args) < 4*dims {

@@ -111,7 +111,19 @@ func Run(f func() error) int32 {
 }
 
 // Err returns the first failure of a Region or Edges iteration in this run.
+// Unless cleared with ClearErr, it fails the run when the body returns.
 func Err() error { return iterErr }
+
+// ClearErr returns the first failure of a Region or Edges iteration in this
+// run and forgets it, for a program that handles the failure itself, such
+// as ErrBadArgument for an inverted box (min > max on some axis), which
+// does not fail the run. After ErrLimit or ErrReadOnly the run has failed
+// whatever the program does.
+func ClearErr() error {
+	err := iterErr
+	iterErr = nil
+	return err
+}
 
 // statusErr turns a status into an error naming op; nil for OK.
 func statusErr(op string, st int32) error {

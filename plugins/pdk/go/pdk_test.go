@@ -30,6 +30,31 @@ func TestNotWASM(t *testing.T) {
 	if !errors.Is(pdk.Err(), pdk.ErrNotWASM) {
 		t.Errorf("Err after a failed region: %v", pdk.Err())
 	}
+	if err := pdk.ClearErr(); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("ClearErr after a failed region: %v", err)
+	}
+	if err := pdk.Err(); err != nil {
+		t.Errorf("Err after ClearErr: %v", err)
+	}
+	// A failed iteration the body cleared does not fail the run; one it
+	// left does.
+	handled := func() error {
+		for range pdk.Region([]int32{}, []int32{}) {
+		}
+		_ = pdk.ClearErr()
+		return nil
+	}
+	if st := pdk.Run(handled); st != 0 {
+		t.Errorf("Run of a body that cleared its failure: %d", st)
+	}
+	left := func() error {
+		for range pdk.Region([]int32{}, []int32{}) {
+		}
+		return nil
+	}
+	if st := pdk.Run(left); st != 1 {
+		t.Errorf("Run of a body that left a failed iteration: %d", st)
+	}
 	if st := pdk.Run(func() error { return nil }); st != 0 {
 		t.Errorf("Run of a body that succeeds: %d", st)
 	}

@@ -74,6 +74,19 @@ export function statusText(s: Status): string {
 /** The run's first failed host call, or null. Reset by `run`. */
 export let failure: Failure | null = null;
 
+/**
+ * clearFailure returns the run's first failed host call and forgets it, for
+ * a program that handles the failure itself, such as Status.BadArgument from
+ * a Region over an inverted box (min > max on some axis), which does not
+ * fail the run. (An importing module cannot assign `failure`.) After
+ * Status.Limit or Status.ReadOnly the run has failed whatever it does.
+ */
+export function clearFailure(): Failure | null {
+  const f = failure;
+  failure = null;
+  return f;
+}
+
 /** failed records a failure (the first one wins) and returns false. */
 function failed(op: string, st: i32): bool {
   if (failure === null) failure = new Failure(op, <Status>st);
@@ -413,18 +426,17 @@ export function walk(start: i32[], order: Order = Order.BFS, maxDepth: i32 = 1, 
   const k = coordPtr(start);
   const l = String.UTF8.encode(label);
   let buf = new ArrayBuffer(4096);
-  for (;;) {
-    const st = abi.walk(k, <u32>order, maxDepth, <u32>dir, changetype<usize>(l), <u32>l.byteLength, limit,
+  // (A do-while, not for (;;) with break: asc 0.28 then rejects the
+  // function with TS2355, "must return a value".)
+  let st: i32;
+  do {
+    st = abi.walk(k, <u32>order, maxDepth, <u32>dir, changetype<usize>(l), <u32>l.byteLength, limit,
       changetype<usize>(buf), <u32>buf.byteLength, out0);
-    if (st == Status.TooSmall) {
-      buf = new ArrayBuffer(<i32>load<u32>(out0));
-      continue;
-    }
-    if (st != Status.OK) {
-      failed("walk", st);
-      return null;
-    }
-    break;
+    if (st == Status.TooSmall) buf = new ArrayBuffer(<i32>load<u32>(out0));
+  } while (st == Status.TooSmall);
+  if (st != Status.OK) {
+    failed("walk", st);
+    return null;
   }
   const d = dims();
   const size = 4 + 8 * d;
@@ -449,19 +461,16 @@ export function shortestPath(from: i32[], to: i32[], label: string = "", dir: Di
   const l = String.UTF8.encode(label);
   const d = dims();
   let buf = new ArrayBuffer(64 * 4 * d);
-  for (;;) {
-    const st = abi.shortest_path(coordPtr(from), coordPtr(to), changetype<usize>(l), <u32>l.byteLength, <u32>dir,
+  let st: i32;
+  do {
+    st = abi.shortest_path(coordPtr(from), coordPtr(to), changetype<usize>(l), <u32>l.byteLength, <u32>dir,
       out1, changetype<usize>(buf), <u32>buf.byteLength, out0);
-    if (st == Status.TooSmall) {
-      buf = new ArrayBuffer(<i32>load<u32>(out0));
-      continue;
-    }
-    if (st == Status.NotFound) return null;
-    if (st != Status.OK) {
-      failed("shortest path", st);
-      return null;
-    }
-    break;
+    if (st == Status.TooSmall) buf = new ArrayBuffer(<i32>load<u32>(out0));
+  } while (st == Status.TooSmall);
+  if (st == Status.NotFound) return null;
+  if (st != Status.OK) {
+    failed("shortest path", st);
+    return null;
   }
   const n = <i32>load<u32>(out0) / (4 * d);
   const cs = new Array<i32[]>(0);

@@ -1,0 +1,149 @@
+// kitcheck: calls every function of the AssemblyScript guest kit
+// (plugins/pdk/assemblyscript) that the other examples leave out — del,
+// link, unlink, Edges, walk (BFS and DFS), shortestPath, log — and the
+// inverted-box error path (a BadArgument failure, cleared with
+// clearFailure), and prints what each returned. Its twins in Go, C and
+// JavaScript must print the same text; the contract is in
+// plugins/pdk/conformance's doc. With the argument "dfs" it runs only the
+// depth-first walks.
+//
+// Rebuild: ./build.sh kitcheck (from this directory)
+import * as cube from "../../../plugins/pdk/assemblyscript/assembly";
+
+export function run(): i32 {
+  return cube.run(kitcheck);
+}
+
+function co(c: i32[]): string {
+  return c.join(",");
+}
+
+function cost(w: f64): string {
+  return (<i64>Math.round(w * 100)).toString();
+}
+
+function steps(ss: cube.Step[]): string {
+  const d = new Array<string>(0);
+  const s = new Array<string>(0);
+  for (let i = 0; i < ss.length; i++) {
+    const st = ss[i];
+    d.push(st.depth.toString());
+    let t = co(st.coord) + "@" + st.depth.toString();
+    if (st.depth > 0) t += "<" + co(st.from);
+    s.push(t);
+  }
+  s.sort();
+  return d.join(" ") + " | " + s.join(" ");
+}
+
+function edges(c: i32[], dir: cube.Direction, label: string): string | null {
+  const s = new Array<string>(0);
+  const e = new cube.Edges(c, dir, label);
+  while (e.next()) {
+    s.push(co(e.from) + ">" + co(e.to) + " " + e.label + " cost=" + cost(e.weight) + " v=" +
+      String.UTF8.decodeUnsafe(e.value.dataStart, <usize>e.value.length));
+  }
+  if (e.status != cube.Status.OK) return null;
+  s.sort();
+  return s.join("; ");
+}
+
+function path(from: i32[], to: i32[], label: string, dir: cube.Direction): string {
+  const p = cube.shortestPath(from, to, label, dir);
+  if (p === null) return "none";
+  const s = new Array<string>(0);
+  for (let i = 0; i < p.coords.length; i++) s.push(co(p.coords[i]));
+  return s.join(" ") + " cost=" + cost(p.weight);
+}
+
+function walk(name: string, start: i32[], order: cube.Order, depth: i32, dir: cube.Direction, label: string,
+              limit: i32): string | null {
+  const ss = cube.walk(start, order, depth, dir, label, limit);
+  if (ss === null) return null;
+  return "walk " + name + ": " + steps(ss);
+}
+
+function kitcheck(): string | null {
+  const gone: i32[] = [5, 5];
+  const a: i32[] = [0, 0];
+  const c1: i32[] = [1, 1];
+  const c2: i32[] = [2, 1];
+  const out = new Array<string>(0);
+  cube.log("kitcheck: start");
+  const args = cube.args();
+  if (args.length == 3 && args[0] == 0x64 && args[1] == 0x66 && args[2] == 0x73) { // "dfs"
+    let w = walk("dfs 0,0 t 3", a, cube.Order.DFS, 3, cube.Direction.Out, "t", 0);
+    if (w === null) return null;
+    out.push(w);
+    w = walk("dfs 0,0 t 3 limit 3", a, cube.Order.DFS, 3, cube.Direction.Out, "t", 3);
+    if (w === null) return null;
+    out.push(w);
+    cube.outputString(out.join("\n"));
+    return null;
+  }
+
+  const first = cube.del(gone);
+  const again = cube.del(gone);
+  if (cube.failure !== null) return null;
+  out.push("del 5,5: " + first.toString() + " " + again.toString());
+  const v = cube.get(gone);
+  if (cube.failure !== null) return null;
+  out.push("get 5,5: " + (v !== null).toString());
+  let n = 0;
+  const r = new cube.Region([0, 0], [9, 9]);
+  while (r.next()) n++;
+  if (r.status != cube.Status.OK) return null;
+  out.push("region 0,0..9,9: " + n.toString());
+
+  // An inverted box: nothing to iterate, and a BadArgument failure that
+  // this program handles and clears.
+  const inv = new cube.Region([3, 0], [1, 5]);
+  if (inv.next()) return "kitcheck: an inverted box yielded a point";
+  const f = cube.clearFailure();
+  if (f !== null && f.status == cube.Status.BadArgument && inv.status == cube.Status.BadArgument) {
+    out.push("inverted: bad argument");
+  } else {
+    out.push("inverted: " + (f === null ? "no failure" : f.message));
+  }
+
+  if (!cube.link(c1, c2, "new", 0.25, Uint8Array.wrap(String.UTF8.encode("val")))) return null;
+  let e = edges(c1, cube.Direction.Out, "");
+  if (e === null) return null;
+  out.push("edges 1,1 out: " + e);
+  e = edges(c2, cube.Direction.Both, "");
+  if (e === null) return null;
+  out.push("edges 2,1 both: " + e);
+  e = edges(a, cube.Direction.Out, "t");
+  if (e === null) return null;
+  out.push("edges 0,0 out t: " + e);
+  const u1 = cube.unlink(gone, a, "old");
+  const u2 = cube.unlink(gone, a, "old");
+  if (cube.failure !== null) return null;
+  out.push("unlink 5,5>0,0 old: " + u1.toString() + " " + u2.toString());
+  e = edges(a, cube.Direction.In, "");
+  if (e === null) return null;
+  out.push("edges 0,0 in: " + e);
+
+  let w = walk("bfs 0,0 t 3", a, cube.Order.BFS, 3, cube.Direction.Out, "t", 0);
+  if (w === null) return null;
+  out.push(w);
+  w = walk("bfs 0,0 t 3 limit 3", a, cube.Order.BFS, 3, cube.Direction.Out, "t", 3);
+  if (w === null) return null;
+  out.push(w);
+  w = walk("bfs 2,1 in t 5", c2, cube.Order.BFS, 5, cube.Direction.In, "t", 0);
+  if (w === null) return null;
+  out.push(w);
+  const ss = cube.walk(a); // the defaults
+  if (ss === null) return null;
+  out.push("walk default 0,0: " + steps(ss));
+
+  out.push("path 0,0>2,1 p: " + path(a, c2, "p", cube.Direction.Out));
+  out.push("path 2,1>0,0 p in: " + path(c2, a, "p", cube.Direction.In));
+  out.push("path 2,1>0,0 p: " + path(c2, a, "p", cube.Direction.Out));
+  out.push("path 0,0>0,0: " + path(a, a, "", cube.Direction.Out));
+  out.push("path 0,0>1,1 both: " + path(a, c1, "", cube.Direction.Both));
+  if (cube.failure !== null) return null;
+  cube.log("kitcheck: " + out.length.toString() + " lines");
+  cube.outputString(out.join("\n"));
+  return null;
+}

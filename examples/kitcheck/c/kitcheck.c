@@ -1,0 +1,211 @@
+/*
+ * kitcheck: calls every function of the C guest kit (plugins/pdk/c/cube.h)
+ * that the other examples leave out — cube_del, cube_link, cube_unlink,
+ * cube_edges_*, cube_walk (BFS and DFS), cube_shortest_path, cube_log — and
+ * the inverted-box error path (a CUBE_BAD_ARGUMENT status), and prints what
+ * each returned. Its twins in Go, AssemblyScript and JavaScript must print
+ * the same text; the contract is in plugins/pdk/conformance's doc. With the
+ * argument "dfs" it runs only the depth-first walks.
+ *
+ * Rebuild (from the repository's root; examples/build.sh does this):
+ *   clang --target=wasm32-wasi --sysroot=/usr -O2 -Wall -Werror -mexec-model=reactor \
+ *         -I plugins/pdk/c -Wl,--strip-all -o examples/kitcheck/c/kitcheck.wasm examples/kitcheck/c/kitcheck.c
+ */
+#include <stdio.h>
+
+#include "cube.h"
+
+/* The output, built up line by line. */
+static char out[8192];
+static size_t outn;
+static int lines;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void say(const char *fmt, ...) {
+    if (outn > 0 && outn < sizeof out - 1) out[outn++] = '\n';
+    lines++;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + outn, sizeof out - outn, fmt, ap);
+    va_end(ap);
+    if (n > 0) outn += (size_t)n;
+    if (outn > sizeof out - 1) outn = sizeof out - 1;
+}
+
+static void co(char *dst, size_t cap, const int32_t *c) {
+    int d = cube_dims();
+    size_t n = 0;
+    for (int i = 0; i < d && n < cap; i++) n += (size_t)snprintf(dst + n, cap - n, i ? ",%d" : "%d", (int)c[i]);
+}
+
+static long long cost(double w) { return (long long)(w * 100 + (w >= 0 ? 0.5 : -0.5)); }
+
+static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* A list of strings to sort and join. */
+#define MAXITEMS 64
+typedef struct list {
+    char items[MAXITEMS][96];
+    char *p[MAXITEMS];
+    int n;
+} list;
+
+static void join(list *l, const char *sep, char *dst, size_t cap) {
+    for (int i = 0; i < l->n; i++) l->p[i] = l->items[i];
+    qsort(l->p, (size_t)l->n, sizeof l->p[0], cmp);
+    size_t n = 0;
+    dst[0] = 0;
+    for (int i = 0; i < l->n && n < cap; i++) n += (size_t)snprintf(dst + n, cap - n, "%s%s", i ? sep : "", l->p[i]);
+}
+
+/* walk: the depths in visit order, then the steps sorted. */
+typedef struct walkstate {
+    char depths[256];
+    size_t dn;
+    list steps;
+} walkstate;
+
+static bool visit(const cube_step *s, void *ctx) {
+    walkstate *w = ctx;
+    w->dn += (size_t)snprintf(w->depths + w->dn, sizeof w->depths - w->dn, w->dn ? " %d" : "%d", (int)s->depth);
+    if (w->steps.n == MAXITEMS) return false;
+    char c[48], f[48];
+    co(c, sizeof c, s->coord);
+    co(f, sizeof f, s->from);
+    char *dst = w->steps.items[w->steps.n++];
+    if (s->depth > 0) snprintf(dst, 96, "%s@%d<%s", c, (int)s->depth, f);
+    else snprintf(dst, 96, "%s@%d", c, (int)s->depth);
+    return true;
+}
+
+static cube_status walk(const char *name, const int32_t *start, cube_walk_options o) {
+    static walkstate w;
+    memset(&w, 0, sizeof w);
+    cube_status st = cube_walk(start, &o, visit, &w);
+    if (st != CUBE_OK) return st;
+    char s[2048];
+    join(&w.steps, " ", s, sizeof s);
+    say("walk %s: %s | %s", name, w.depths, s);
+    return CUBE_OK;
+}
+
+static cube_status edges(const char *name, const int32_t *c, cube_dir dir, const char *label) {
+    static list l;
+    l.n = 0;
+    cube_edges it;
+    cube_edge e;
+    cube_status st = cube_edges_open(&it, c, dir, label);
+    while (cube_edges_next(&it, &e) && l.n < MAXITEMS) {
+        char f[48], t[48];
+        co(f, sizeof f, e.from);
+        co(t, sizeof t, e.to);
+        snprintf(l.items[l.n++], 96, "%s>%s %.*s cost=%lld v=%.*s", f, t, (int)e.label_len, e.label, cost(e.weight),
+                 (int)e.value_len, (const char *)e.value);
+    }
+    if (st == CUBE_OK) st = cube_edges_close(&it);
+    if (st != CUBE_OK) return st;
+    char s[2048];
+    join(&l, "; ", s, sizeof s);
+    say("edges %s: %s", name, s);
+    return CUBE_OK;
+}
+
+static cube_status path(const char *name, const int32_t *from, const int32_t *to, const char *label, cube_dir dir) {
+    cube_path p;
+    cube_status st = cube_shortest_path(from, to, label, dir, &p);
+    if (st == CUBE_NOT_FOUND) {
+        say("path %s: none", name);
+        return CUBE_OK;
+    }
+    if (st != CUBE_OK) return st;
+    char s[1024];
+    size_t n = 0;
+    int d = cube_dims();
+    for (uint32_t i = 0; i < p.n; i++) {
+        char c[48];
+        co(c, sizeof c, p.coords + i * (uint32_t)d);
+        n += (size_t)snprintf(s + n, sizeof s - n, "%s%s", i ? " " : "", c);
+    }
+    say("path %s: %s cost=%lld", name, s, cost(p.weight));
+    return CUBE_OK;
+}
+
+static int32_t failed(const char *op, cube_status st) {
+    char m[128];
+    snprintf(m, sizeof m, "kitcheck: %s: %s", op, cube_status_string(st));
+    return cube_fail(m);
+}
+
+#define TRY(op, call)                                                                                                  \
+    do {                                                                                                               \
+        cube_status st_ = (call);                                                                                      \
+        if (st_ != CUBE_OK) return failed(op, st_);                                                                    \
+    } while (0)
+
+CUBE_RUN(void) {
+    static const int32_t gone[2] = {5, 5}, a[2] = {0, 0}, c1[2] = {1, 1}, c2[2] = {2, 1};
+    cube_log("kitcheck: start");
+    uint32_t alen;
+    const uint8_t *args = cube_args(&alen);
+    if (args != NULL && alen == 3 && memcmp(args, "dfs", 3) == 0) {
+        TRY("walk", walk("dfs 0,0 t 3", a, (cube_walk_options){.order = CUBE_DFS, .max_depth = 3, .label = "t"}));
+        TRY("walk", walk("dfs 0,0 t 3 limit 3", a,
+                         (cube_walk_options){.order = CUBE_DFS, .max_depth = 3, .label = "t", .limit = 3}));
+        return cube_output(out, (uint32_t)outn) == CUBE_OK ? 0 : 1;
+    }
+
+    cube_status first = cube_del(gone), again;
+    if (first != CUBE_OK && first != CUBE_NOT_FOUND) return failed("del", first);
+    again = cube_del(gone);
+    if (again != CUBE_OK && again != CUBE_NOT_FOUND) return failed("del", again);
+    say("del 5,5: %s %s", first == CUBE_OK ? "true" : "false", again == CUBE_OK ? "true" : "false");
+    const uint8_t *v;
+    uint32_t vlen;
+    cube_status st = cube_get(gone, &v, &vlen);
+    if (st != CUBE_OK && st != CUBE_NOT_FOUND) return failed("get", st);
+    say("get 5,5: %s", st == CUBE_OK ? "true" : "false");
+
+    int32_t lo[2] = {0, 0}, hi[2] = {9, 9};
+    cube_region r;
+    cube_point p;
+    int n = 0;
+    TRY("region", cube_region_open(&r, lo, hi));
+    while (cube_region_next(&r, &p)) n++;
+    TRY("region", cube_region_close(&r));
+    say("region 0,0..9,9: %d", n);
+
+    /* An inverted box: region_open's status, nothing to iterate. */
+    int32_t ilo[2] = {3, 0}, ihi[2] = {1, 5};
+    st = cube_region_open(&r, ilo, ihi);
+    while (cube_region_next(&r, &p)) return cube_fail("kitcheck: an inverted box yielded a point");
+    cube_status cst = cube_region_close(&r);
+    say("inverted: %s", cst == st ? cube_status_string(st) : "close disagrees with open");
+
+    TRY("link", cube_link(c1, c2, "new", 0.25, "val", 3));
+    TRY("edges", edges("1,1 out", c1, CUBE_OUT, NULL));
+    TRY("edges", edges("2,1 both", c2, CUBE_BOTH, ""));
+    TRY("edges", edges("0,0 out t", a, CUBE_OUT, "t"));
+    first = cube_unlink(gone, a, "old");
+    if (first != CUBE_OK && first != CUBE_NOT_FOUND) return failed("unlink", first);
+    again = cube_unlink(gone, a, "old");
+    if (again != CUBE_OK && again != CUBE_NOT_FOUND) return failed("unlink", again);
+    say("unlink 5,5>0,0 old: %s %s", first == CUBE_OK ? "true" : "false", again == CUBE_OK ? "true" : "false");
+    TRY("edges", edges("0,0 in", a, CUBE_IN, NULL));
+
+    TRY("walk", walk("bfs 0,0 t 3", a, (cube_walk_options){.order = CUBE_BFS, .max_depth = 3, .label = "t"}));
+    TRY("walk", walk("bfs 0,0 t 3 limit 3", a,
+                     (cube_walk_options){.order = CUBE_BFS, .max_depth = 3, .label = "t", .limit = 3}));
+    TRY("walk", walk("bfs 2,1 in t 5", c2, (cube_walk_options){.max_depth = 5, .dir = CUBE_IN, .label = "t"}));
+    TRY("walk", walk("default 0,0", a, (cube_walk_options){0}));
+
+    TRY("path", path("0,0>2,1 p", a, c2, "p", CUBE_OUT));
+    TRY("path", path("2,1>0,0 p in", c2, a, "p", CUBE_IN));
+    TRY("path", path("2,1>0,0 p", c2, a, "p", CUBE_OUT));
+    TRY("path", path("0,0>0,0", a, a, NULL, CUBE_OUT));
+    TRY("path", path("0,0>1,1 both", a, c1, "", CUBE_BOTH));
+    char m[32];
+    snprintf(m, sizeof m, "kitcheck: %d lines", lines);
+    cube_log(m);
+    return cube_output(out, (uint32_t)outn) == CUBE_OK ? 0 : 1;
+}

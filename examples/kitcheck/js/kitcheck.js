@@ -1,0 +1,73 @@
+// kitcheck: calls every cube function the other examples leave out — del,
+// link, unlink, edges, walk (BFS and DFS), path, log — and the inverted-box
+// error path (a TypeError), and prints what each returned. Its twins in Go,
+// C and AssemblyScript must print the same text; the contract is in
+// plugins/pdk/conformance's doc. With the argument "dfs" it runs only the
+// depth-first walks.
+function co(c) { return c.join(","); }
+function cost(w) { return String(Math.round(w * 100)); }
+function sorted(a) { return a.slice().sort(); }
+
+function steps(ss) {
+  const d = [], s = [];
+  for (const st of ss) {
+    d.push(String(st.depth));
+    s.push(co(st.c) + "@" + st.depth + (st.depth > 0 ? "<" + co(st.from) : ""));
+  }
+  return d.join(" ") + " | " + sorted(s).join(" ");
+}
+
+function edges(c, dir, label) {
+  const s = [];
+  for (const e of cube.edges(c, { dir: dir, label: label })) {
+    s.push(co(e.from) + ">" + co(e.to) + " " + e.label + " cost=" + cost(e.weight) + " v=" + (e.v === null ? "" : e.v));
+  }
+  return sorted(s).join("; ");
+}
+
+function path(from, to, label, dir) {
+  const p = cube.path(from, to, { label: label, dir: dir });
+  if (p === null) return "none";
+  return p.coords.map(co).join(" ") + " cost=" + cost(p.weight);
+}
+
+function run() {
+  const gone = [5, 5], a = [0, 0], c1 = [1, 1], c2 = [2, 1];
+  const out = [];
+  cube.log("kitcheck: start");
+  if (cube.args === "dfs") {
+    out.push("walk dfs 0,0 t 3: " + steps(cube.walk(a, { order: "dfs", depth: 3, label: "t" })));
+    out.push("walk dfs 0,0 t 3 limit 3: " + steps(cube.walk(a, { order: "dfs", depth: 3, label: "t", limit: 3 })));
+    return out.join("\n");
+  }
+  const first = cube.del(gone), again = cube.del(gone);
+  out.push("del 5,5: " + first + " " + again);
+  out.push("get 5,5: " + (cube.getBytes(gone) !== null));
+  let n = 0;
+  for (const p of cube.region([0, 0], [9, 9])) n++;
+  out.push("region 0,0..9,9: " + n);
+  try {
+    cube.region([3, 0], [1, 5]);
+    out.push("inverted: no error");
+  } catch (e) {
+    out.push("inverted: " + (e instanceof TypeError ? "bad argument" : String(e)));
+  }
+  cube.link(c1, c2, "new", { weight: 0.25, value: "val" });
+  out.push("edges 1,1 out: " + edges(c1, "out", ""));
+  out.push("edges 2,1 both: " + edges(c2, "both", ""));
+  out.push("edges 0,0 out t: " + edges(a, "out", "t"));
+  const u1 = cube.unlink(gone, a, "old"), u2 = cube.unlink(gone, a, "old");
+  out.push("unlink 5,5>0,0 old: " + u1 + " " + u2);
+  out.push("edges 0,0 in: " + edges(a, "in", ""));
+  out.push("walk bfs 0,0 t 3: " + steps(cube.walk(a, { order: "bfs", depth: 3, label: "t" })));
+  out.push("walk bfs 0,0 t 3 limit 3: " + steps(cube.walk(a, { order: "bfs", depth: 3, label: "t", limit: 3 })));
+  out.push("walk bfs 2,1 in t 5: " + steps(cube.walk(c2, { depth: 5, dir: "in", label: "t" })));
+  out.push("walk default 0,0: " + steps(cube.walk(a)));
+  out.push("path 0,0>2,1 p: " + path(a, c2, "p", "out"));
+  out.push("path 2,1>0,0 p in: " + path(c2, a, "p", "in"));
+  out.push("path 2,1>0,0 p: " + path(c2, a, "p", "out"));
+  out.push("path 0,0>0,0: " + path(a, a, "", "out"));
+  out.push("path 0,0>1,1 both: " + path(a, c1, "", "both"));
+  cube.log("kitcheck: " + out.length + " lines");
+  return out.join("\n");
+}
