@@ -11,6 +11,7 @@
 //     (an optional '-' and 1 to 18 ASCII digits, so that parsing never
 //     overflows) is added, wrapping at 64 bits; other values are skipped.
 //     The output is "sum=<sum> count=<number of integers added>".
+//
 //   - walk: the arguments are a start coordinate (dims little-endian int32)
 //     followed by a target value. From the start, while the value at the
 //     current coordinate is not the target, the program follows the outgoing
@@ -20,6 +21,7 @@
 //     coordinates separated by spaces and axes by commas ("0,0 1,0 1,1").
 //     A dead end, or a path that reaches 64 coordinates without meeting the
 //     target, is a guest error "walk: not found".
+//
 //   - writer: the arguments are two corners, as for aggregate. Every integer
 //     value in the box (same rule) is replaced by its double, written in
 //     decimal (wrapping at 64 bits). The program reads the whole region
