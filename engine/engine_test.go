@@ -420,3 +420,41 @@ func TestReplayMixedOps(t *testing.T) {
 		return nil
 	})
 }
+
+// TestDFSVisitOrder: a depth-first walk reports nodes in the order it
+// visits them, each branch before the next.
+func TestDFSVisitOrder(t *testing.T) {
+	db := openMem(t, vfs.NewMem(), engine.Options{Sync: engine.SyncNone})
+	defer db.Close()
+	ns := mustNS(t, db, "t", 1)
+	//      1
+	//    2   3
+	//   4 5 6 7
+	for _, e := range [][2]int32{{1, 2}, {1, 3}, {2, 4}, {2, 5}, {3, 6}, {3, 7}} {
+		ns.Link(ctx, []int32{e[0]}, []int32{e[1]}, "t", 1, nil)
+	}
+	steps, err := ns.Walk(ctx, []int32{1}, engine.WalkOptions{Order: engine.DFS, MaxDepth: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, depths []int32
+	for _, s := range steps {
+		got = append(got, s.Coord[0])
+		depths = append(depths, int32(s.Depth))
+	}
+	if !slices.Equal(got, []int32{1, 2, 4, 5, 3, 6, 7}) || !slices.Equal(depths, []int32{0, 1, 2, 2, 1, 2, 2}) {
+		t.Fatalf("dfs order %v depths %v", got, depths)
+	}
+	steps, _ = ns.Walk(ctx, []int32{1}, engine.WalkOptions{Order: engine.BFS, MaxDepth: 5})
+	got = got[:0]
+	for _, s := range steps {
+		got = append(got, s.Coord[0])
+	}
+	if !slices.Equal(got, []int32{1, 2, 3, 4, 5, 6, 7}) {
+		t.Fatalf("bfs order %v", got)
+	}
+	steps, _ = ns.Walk(ctx, []int32{1}, engine.WalkOptions{Order: engine.DFS, MaxDepth: 1, Limit: 2})
+	if len(steps) != 2 || steps[1].Coord[0] != 2 || steps[1].From[0] != 1 {
+		t.Fatalf("dfs depth 1 limit 2: %+v", steps)
+	}
+}

@@ -70,8 +70,7 @@ func kitcheckCases() []Case {
 		{Name: "kitcheck/every call", Data: d, Want: kitcheckWant, WantPoints: after},
 		// Depth-first walks, apart: the depths in visit order tell DFS from
 		// BFS (0 1 2 1 2, not 0 1 1 2 2) whichever child a host lists first.
-		{Name: "kitcheck/dfs", Data: d, Args: []byte("dfs"), Want: kitcheckDFS,
-			EngineBug: "engine.walk emits DFS nodes when it discovers them, not when it visits them (BFS-like order)"},
+		{Name: "kitcheck/dfs", Data: d, Args: []byte("dfs"), Want: kitcheckDFS},
 		{Name: "kitcheck/read-only", Data: d, Limits: vm.Limits{ReadOnly: true}, WantKind: vm.KindReadOnly},
 		{Name: "kitcheck/write limit", Data: d, Limits: vm.Limits{Writes: 2}, WantKind: vm.KindWriteLimit},
 	}
