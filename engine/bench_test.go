@@ -122,24 +122,38 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-// BenchmarkBulkLoad loads 1,000,000 distinct random points into an empty
-// store (sync none), as PEERS.md's bulk-load row; reports points/s.
-func BenchmarkBulkLoad(b *testing.B) {
+// bulkPoints are the million random points of PEERS.md's bulk load.
+func bulkPoints() ([][3]int32, []byte) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	pts := make([][3]int32, 1_000_000)
 	for i := range pts {
 		pts[i] = [3]int32{rng.Int32N(1024), rng.Int32N(1024), rng.Int32N(1024)}
 	}
-	val := make([]byte, 100)
+	return pts, make([]byte, 100)
+}
+
+// bulkStore opens an empty in-memory store (sync none) outside the timer.
+func bulkStore(b *testing.B) (*engine.DB, *engine.Namespace) {
+	b.StopTimer()
+	defer b.StartTimer()
+	db, err := engine.Open("/bulk", engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone, CheckpointInterval: -1, CheckpointLogSize: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := db.CreateNamespace(ctx, "b", engine.NamespaceOptions{Dims: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, ns
+}
+
+// BenchmarkBulkLoad loads 1,000,000 distinct random points into an empty
+// store (sync none), as PEERS.md's bulk-load row; reports points/s.
+func BenchmarkBulkLoad(b *testing.B) {
+	pts, val := bulkPoints()
 	b.ReportAllocs()
 	for b.Loop() {
-		b.StopTimer()
-		db, err := engine.Open("/bulk", engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone, CheckpointInterval: -1, CheckpointLogSize: 1 << 40})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ns, _ := db.CreateNamespace(ctx, "b", engine.NamespaceOptions{Dims: 3})
-		b.StartTimer()
+		db, ns := bulkStore(b)
 		for i := range pts {
 			if err := ns.Put(ctx, pts[i][:], val); err != nil {
 				b.Fatal(err)
@@ -155,21 +169,10 @@ func BenchmarkBulkLoad(b *testing.B) {
 // BenchmarkBulkLoadBatch loads the same million points in transactions of
 // 100,000 puts, as the peers' bulk-load rows do (PEERS.md section 2).
 func BenchmarkBulkLoadBatch(b *testing.B) {
-	rng := rand.New(rand.NewPCG(3, 3))
-	pts := make([][3]int32, 1_000_000)
-	for i := range pts {
-		pts[i] = [3]int32{rng.Int32N(1024), rng.Int32N(1024), rng.Int32N(1024)}
-	}
-	val := make([]byte, 100)
+	pts, val := bulkPoints()
 	b.ReportAllocs()
 	for b.Loop() {
-		b.StopTimer()
-		db, err := engine.Open("/bulk", engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone, CheckpointInterval: -1, CheckpointLogSize: 1 << 40})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ns, _ := db.CreateNamespace(ctx, "b", engine.NamespaceOptions{Dims: 3})
-		b.StartTimer()
+		db, ns := bulkStore(b)
 		for lo := 0; lo < len(pts); lo += 100_000 {
 			err := ns.Update(ctx, func(tx *engine.Tx) error {
 				for i := lo; i < lo+100_000; i++ {
