@@ -195,8 +195,10 @@ func progErr(cl *call, what string, err error) error {
 		reason := "store"
 		if k := vm.KindOf(err); k != 0 {
 			reason = k.String()
+		} else if errors.Is(err, plugins.ErrNoProgram) {
+			reason = "no program"
 		}
-		cl.s.stats.progErrors.WithLabelValues(cl.cmd.Name, reason).Inc()
+		cl.s.stats.progErrors.WithLabelValues(lowerName(cl.cmd.Name), reason).Inc()
 	}
 	name := ""
 	if len(cl.args) > 2 {

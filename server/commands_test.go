@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -318,5 +319,30 @@ func TestPrograms(t *testing.T) {
 	defer cl2.Close()
 	if err := cl2.Do(ctx, "EVAL", "w", "twice(21)").Err(); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("EVAL on another connection: %v, want a ReferenceError", err)
+	}
+}
+
+// TestMetrics scrapes the Prometheus handler after some commands.
+func TestMetrics(t *testing.T) {
+	ts := startServer(t, server.Options{})
+	ctx := context.Background()
+	cl := ts.client(t, 2)
+	cl.Do(ctx, "NS.CREATE", "m", "DIMS", 1)
+	cl.Do(ctx, "PUT", "m", 1, "v")
+	cl.Do(ctx, "RUN", "m", "nope")
+	rec := httptest.NewRecorder()
+	ts.srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`cube_command_duration_seconds_count{cmd="put"} 1`,
+		`cube_command_errors_total{cmd="run"} 1`,
+		`cube_program_runs_total{cmd="run"} 1`,
+		`cube_program_errors_total{cmd="run",reason="no program"} 1`,
+		`cube_fsync_total`, `cube_fsync_latency_seconds{quantile="0.99"}`,
+		`cube_namespace_values{ns="m"} 1`, `cube_connected_clients 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }

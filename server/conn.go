@@ -30,6 +30,8 @@ type conn struct {
 	w      resp.Writer
 	cmds   [][][]byte
 	lim    resp.Limits
+	// rdl and wdl are the deadlines last set on nc.
+	rdl, wdl time.Time
 	// session is the per-connection JavaScript state for EVAL.
 	session any
 }
@@ -105,11 +107,12 @@ func (c *conn) serve(ctx context.Context) {
 		}
 		switch {
 		case len(buf) > 0:
-			c.nc.SetReadDeadline(time.Now().Add(c.s.o.RequestTimeout))
+			c.readDeadline(c.s.o.RequestTimeout)
 		case c.s.o.IdleTimeout > 0:
-			c.nc.SetReadDeadline(time.Now().Add(c.s.o.IdleTimeout))
-		default:
-			c.nc.SetReadDeadline(time.Time{})
+			c.readDeadline(c.s.o.IdleTimeout)
+		case !c.rdl.IsZero():
+			c.rdl = time.Time{}
+			c.nc.SetReadDeadline(c.rdl)
 		}
 		if c.s.draining.Load() {
 			return
@@ -132,13 +135,28 @@ func (c *conn) serve(ctx context.Context) {
 	}
 }
 
+// readDeadline makes the next read time out after about d (between d/2
+// and d when the deadline was set recently).
+func (c *conn) readDeadline(d time.Duration) {
+	if now := time.Now(); c.rdl.IsZero() || c.rdl.Sub(now) < d/2 || c.rdl.Sub(now) > d {
+		c.rdl = now.Add(d)
+		c.nc.SetReadDeadline(c.rdl)
+	}
+}
+
 // flush writes the pending replies; false if the client is gone or too
 // slow to read them.
 func (c *conn) flush() bool {
 	if c.w.Len() == 0 {
 		return true
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(c.s.o.WriteTimeout))
+	// Deadlines are refreshed lazily (a timer update per reply costs
+	// more than the reply): a write may get between half and all of
+	// WriteTimeout.
+	if now := time.Now(); c.wdl.Sub(now) < c.s.o.WriteTimeout/2 {
+		c.wdl = now.Add(c.s.o.WriteTimeout)
+		c.nc.SetWriteDeadline(c.wdl)
+	}
 	_, err := c.nc.Write(c.w.B)
 	if cap(c.w.B) > 4*flushAt {
 		c.w.B = nil

@@ -79,7 +79,7 @@ func newServerStats(s *Server) *serverStats {
 			func() float64 { return float64(st.accepted.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_rejected_total", Help: "Connections refused (max clients, shutting down)."},
 			func() float64 { return float64(st.rejected.Load()) }),
-		&storeCollector{s: s},
+		newStoreCollector(s),
 	)
 	return st
 }
@@ -137,41 +137,47 @@ func (s *Server) MetricsHandler() http.Handler {
 }
 
 // storeCollector reads the store's statistics at scrape time.
-type storeCollector struct{ s *Server }
+type storeCollector struct {
+	s                                                              *Server
+	syncs, syncLat, syncedLSN, logBytes, nsValues, nsEdges, failed *prometheus.Desc
+}
 
-var (
-	descSyncs      = prometheus.NewDesc("cube_fsync_total", "fdatasyncs of the write-ahead log.", nil, nil)
-	descSyncLat    = prometheus.NewDesc("cube_fsync_latency_seconds", "Latency of the log's fdatasyncs (recent quantiles, and the max).", []string{"quantile"}, nil)
-	descSyncedLSN  = prometheus.NewDesc("cube_log_synced_lsn", "The last log record known durable.", nil, nil)
-	descLogBytes   = prometheus.NewDesc("cube_log_bytes", "Bytes of log on disk.", nil, nil)
-	descNSValues   = prometheus.NewDesc("cube_namespace_values", "Values stored, by namespace.", []string{"ns"}, nil)
-	descNSEdges    = prometheus.NewDesc("cube_namespace_edges", "Edges stored, by namespace.", []string{"ns"}, nil)
-	descStoreError = prometheus.NewDesc("cube_store_failed", "1 if the store turned read-only after a log error.", nil, nil)
-)
+func newStoreCollector(s *Server) *storeCollector {
+	return &storeCollector{
+		s:         s,
+		syncs:     prometheus.NewDesc("cube_fsync_total", "fdatasyncs of the write-ahead log.", nil, nil),
+		syncLat:   prometheus.NewDesc("cube_fsync_latency_seconds", "Latency of the log's fdatasyncs (recent quantiles, and the max).", []string{"quantile"}, nil),
+		syncedLSN: prometheus.NewDesc("cube_log_synced_lsn", "The last log record known durable.", nil, nil),
+		logBytes:  prometheus.NewDesc("cube_log_bytes", "Bytes of log on disk.", nil, nil),
+		nsValues:  prometheus.NewDesc("cube_namespace_values", "Values stored, by namespace.", []string{"ns"}, nil),
+		nsEdges:   prometheus.NewDesc("cube_namespace_edges", "Edges stored, by namespace.", []string{"ns"}, nil),
+		failed:    prometheus.NewDesc("cube_store_failed", "1 if the store turned read-only after a log error.", nil, nil),
+	}
+}
 
 func (sc *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSyncs, descSyncLat, descSyncedLSN, descLogBytes, descNSValues, descNSEdges, descStoreError} {
+	for _, d := range []*prometheus.Desc{sc.syncs, sc.syncLat, sc.syncedLSN, sc.logBytes, sc.nsValues, sc.nsEdges, sc.failed} {
 		ch <- d
 	}
 }
 
 func (sc *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	st := sc.s.db.Engine().Stats()
-	ch <- prometheus.MustNewConstMetric(descSyncs, prometheus.CounterValue, float64(st.Syncs))
-	ch <- prometheus.MustNewConstMetric(descSyncLat, prometheus.GaugeValue, st.SyncLatency.P50.Seconds(), "0.5")
-	ch <- prometheus.MustNewConstMetric(descSyncLat, prometheus.GaugeValue, st.SyncLatency.P99.Seconds(), "0.99")
-	ch <- prometheus.MustNewConstMetric(descSyncLat, prometheus.GaugeValue, st.SyncLatency.Max.Seconds(), "1")
-	ch <- prometheus.MustNewConstMetric(descSyncedLSN, prometheus.GaugeValue, float64(st.SyncedLSN))
-	ch <- prometheus.MustNewConstMetric(descLogBytes, prometheus.GaugeValue, float64(st.LogBytes))
+	ch <- prometheus.MustNewConstMetric(sc.syncs, prometheus.CounterValue, float64(st.Syncs))
+	ch <- prometheus.MustNewConstMetric(sc.syncLat, prometheus.GaugeValue, st.SyncLatency.P50.Seconds(), "0.5")
+	ch <- prometheus.MustNewConstMetric(sc.syncLat, prometheus.GaugeValue, st.SyncLatency.P99.Seconds(), "0.99")
+	ch <- prometheus.MustNewConstMetric(sc.syncLat, prometheus.GaugeValue, st.SyncLatency.Max.Seconds(), "1")
+	ch <- prometheus.MustNewConstMetric(sc.syncedLSN, prometheus.GaugeValue, float64(st.SyncedLSN))
+	ch <- prometheus.MustNewConstMetric(sc.logBytes, prometheus.GaugeValue, float64(st.LogBytes))
 	for _, n := range st.Namespaces {
-		ch <- prometheus.MustNewConstMetric(descNSValues, prometheus.GaugeValue, float64(n.Values), n.Name)
-		ch <- prometheus.MustNewConstMetric(descNSEdges, prometheus.GaugeValue, float64(n.Edges), n.Name)
+		ch <- prometheus.MustNewConstMetric(sc.nsValues, prometheus.GaugeValue, float64(n.Values), n.Name)
+		ch <- prometheus.MustNewConstMetric(sc.nsEdges, prometheus.GaugeValue, float64(n.Edges), n.Name)
 	}
 	failed := 0.0
 	if st.Err != "" {
 		failed = 1
 	}
-	ch <- prometheus.MustNewConstMetric(descStoreError, prometheus.GaugeValue, failed)
+	ch <- prometheus.MustNewConstMetric(sc.failed, prometheus.GaugeValue, failed)
 }
 
 func lowerName(s string) string {
