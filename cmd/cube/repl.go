@@ -9,6 +9,7 @@ import (
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/repl"
+	"github.com/cubelinux/cube/vm"
 )
 
 // replCommand is "cube" with no arguments and "cube repl": the JavaScript
@@ -44,7 +45,9 @@ func (c *replCommand) Run(ctx context.Context, args []string) error {
 		return replErr(repl.Run(ctx, o))
 	}
 	dir := c.dataDir()
-	db, err := cube.Open(dir, cube.Options{})
+	// Interactive work is bounded by Ctrl-C, not by the 1 s default that
+	// protects a daemon from runaway programs.
+	db, err := cube.Open(dir, cube.Options{Limits: vm.Limits{Timeout: -1}})
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return fmt.Errorf("repl: %s is in use by another process; if a daemon serves it, use cube repl -s %s/cube.sock", dir, dir)
