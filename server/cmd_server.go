@@ -267,18 +267,21 @@ type Stats struct {
 
 // ServerStats describes the daemon itself.
 type ServerStats struct {
-	Version           string  `json:"version"`
-	PID               int     `json:"pid"`
-	UptimeS           float64 `json:"uptime_s"`
-	Clients           int     `json:"clients"`
-	ConnectionsTotal  int64   `json:"connections_total"`
-	Rejected          int64   `json:"connections_rejected"`
-	TimedOut          int64   `json:"connections_timed_out"`
-	ProtocolErrors    int64   `json:"protocol_errors"`
-	UnknownCommands   int64   `json:"unknown_commands"`
-	HeapBytes         uint64  `json:"heap_bytes"`
-	Goroutines        int     `json:"goroutines"`
-	CommandsProcessed int64   `json:"commands_processed"`
+	Version          string  `json:"version"`
+	PID              int     `json:"pid"`
+	UptimeS          float64 `json:"uptime_s"`
+	Clients          int     `json:"clients"`
+	ConnectionsTotal int64   `json:"connections_total"`
+	Rejected         int64   `json:"connections_rejected"`
+	TimedOut         int64   `json:"connections_timed_out"`
+	ProtocolErrors   int64   `json:"protocol_errors"`
+	UnknownCommands  int64   `json:"unknown_commands"`
+	// Cancelled counts commands cancelled because their client closed
+	// the connection while they ran (Ctrl-C in redis-cli or the REPL).
+	Cancelled         int64  `json:"commands_cancelled"`
+	HeapBytes         uint64 `json:"heap_bytes"`
+	Goroutines        int    `json:"goroutines"`
+	CommandsProcessed int64  `json:"commands_processed"`
 }
 
 // Stats gathers the daemon's, the store's and the programs' statistics.
@@ -300,7 +303,7 @@ func (s *Server) Stats() Stats {
 			Version: s.o.Version, PID: os.Getpid(), UptimeS: time.Since(s.started).Seconds(),
 			Clients: s.clients(), ConnectionsTotal: s.stats.accepted.Load(), Rejected: s.stats.rejected.Load(),
 			TimedOut: s.stats.timedOut.Load(), ProtocolErrors: s.stats.protoErrors.Load(),
-			UnknownCommands: s.stats.unknown.Load(), HeapBytes: heap, Goroutines: runtime.NumGoroutine(),
+			UnknownCommands: s.stats.unknown.Load(), Cancelled: s.stats.cancelled.Load(), HeapBytes: heap, Goroutines: runtime.NumGoroutine(),
 			CommandsProcessed: total,
 		},
 		Commands: cmds,
@@ -357,8 +360,8 @@ func cmdInfo(cl *call) error {
 		}
 	}
 	if section("stats") {
-		fmt.Fprintf(&b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\nprotocol_errors:%d\r\nunknown_commands:%d\r\n",
-			st.Server.ConnectionsTotal, st.Server.CommandsProcessed, st.Server.ProtocolErrors, st.Server.UnknownCommands)
+		fmt.Fprintf(&b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\nprotocol_errors:%d\r\nunknown_commands:%d\r\ncommands_cancelled:%d\r\n",
+			st.Server.ConnectionsTotal, st.Server.CommandsProcessed, st.Server.ProtocolErrors, st.Server.UnknownCommands, st.Server.Cancelled)
 	}
 	if section("commandstats") {
 		names := make([]string, 0, len(st.Commands))

@@ -34,6 +34,10 @@ type conn struct {
 	rdl, wdl time.Time
 	// session is the per-connection JavaScript state for EVAL.
 	session any
+	// ahead holds bytes a watcher read while a command ran (see watch);
+	// peerEOF records that it reached the end of the stream.
+	ahead   []byte
+	peerEOF bool
 }
 
 func newConn(s *Server, nc net.Conn, tcp bool) *conn {
@@ -100,6 +104,12 @@ func (c *conn) serve(ctx context.Context) {
 			buf = buf[:copy(buf, buf[start:])]
 		}
 		start = 0
+		if len(c.ahead) > 0 {
+			// Requests that came in while a command ran.
+			buf = append(buf, c.ahead...)
+			c.ahead = c.ahead[:0]
+			continue
+		}
 		if len(buf) == cap(buf) {
 			nb := make([]byte, len(buf), 2*cap(buf))
 			copy(nb, buf)
@@ -217,6 +227,15 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 		c.s.stats.record(cmd, time.Since(start), true)
 		return
 	}
+	if watched(cmd) {
+		var stop func() bool
+		ctx, stop = c.watch(ctx)
+		defer func() {
+			if stop() {
+				c.peerGone(cmd, time.Since(start))
+			}
+		}()
+	}
 	cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
 	mark := c.w.Len()
 	var err error
@@ -322,6 +341,15 @@ func (c *conn) check(cmd *Command, args [][]byte) error {
 		return cmd.arityError()
 	}
 	return nil
+}
+
+// peerGone notes a client that closed its connection while cmd ran: the
+// command was cancelled, and the rest of its pipeline is not run.
+func (c *conn) peerGone(cmd *Command, d time.Duration) {
+	c.quit = true
+	c.s.stats.cancelled.Add(1)
+	c.s.o.Logger.Info("client closed the connection during a command; cancelled it",
+		"conn", c.id, "cmd", cmd.Name, "after", d)
 }
 
 func (c *conn) closeSession() {

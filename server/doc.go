@@ -38,6 +38,19 @@
 // transaction, so a pipeline of N writes waits for one log sync, not N.
 // Replies of a pipeline are written together.
 //
+// # Interrupting a command
+//
+// RESP has no interrupt: redis-cli and cube's REPL stop a command on Ctrl-C
+// by closing the connection. While a command that may run long (any not
+// marked Fast: RUN, EVAL, REGION, WALK, ...) runs, its connection is
+// watched, and a close cancels the command's context: a program or script
+// is interrupted (so its transaction rolls back and the namespace is free
+// for the next writer at once), the rest of that client's pipeline is not
+// run, and STATS / INFO count it in commands_cancelled. Bytes that arrive
+// meanwhile (a pipelined request) are kept for the next command; a
+// unix-socket client that only shut down its writing side still gets its
+// reply.
+//
 // # Protecting the daemon
 //
 // Requests are decoded by cube's own RESP decoder (internal/resp), which

@@ -39,8 +39,16 @@ func shortDir(tb testing.TB) string {
 
 func startServer(tb testing.TB, o server.Options) *testServer {
 	tb.Helper()
+	return startServerDB(tb, cube.Options{}, o)
+}
+
+// startServerDB is startServer on a store opened with do (its sync mode
+// is always SyncNone).
+func startServerDB(tb testing.TB, do cube.Options, o server.Options) *testServer {
+	tb.Helper()
 	dir := tb.TempDir()
-	db, err := cube.Open(dir, cube.Options{Engine: engine.Options{Sync: engine.SyncNone}})
+	do.Engine.Sync = engine.SyncNone
+	db, err := cube.Open(dir, do)
 	if err != nil {
 		tb.Fatal(err)
 	}
