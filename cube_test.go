@@ -502,6 +502,13 @@ func TestSession(t *testing.T) {
 	if _, err := ns.Get(ctx, []int32{2, 2}); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("failed eval's write visible: %v", err)
 	}
+	// EvalArgs: the session's state, and cube.args for that call only.
+	if c, err := s.EvalArgs(ctx, `twice(Number(cube.args)) + ":" + n`, []byte("5")); err != nil || string(c.Output) != "10:1" {
+		t.Fatalf("EvalArgs: %q %v", c.Output, err)
+	}
+	if c, err := s.Eval(ctx, `JSON.stringify(cube.args)`); err != nil || string(c.Output) != `""` {
+		t.Fatalf("cube.args after EvalArgs: %q %v", c.Output, err)
+	}
 	s.Use("other")
 	if c, err := s.Eval(ctx, `cube.get([1, 1]) + ":" + twice(2)`); err != nil || string(c.Output) != "null:4" {
 		t.Fatalf("after Use: %q %v", c.Output, err)

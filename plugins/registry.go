@@ -645,8 +645,16 @@ func (s *Session) Use(ns string) {
 }
 
 // Eval runs script in the session as one read-write transaction of the
-// session's namespace and returns its completion value.
+// session's namespace and returns its completion value. cube.args is
+// empty; see EvalArgs.
 func (s *Session) Eval(ctx context.Context, script string) (js.Completion, error) {
+	return s.EvalArgs(ctx, script, nil)
+}
+
+// EvalArgs is Eval with cube.args holding args for this call only: the
+// script sees the session's state, as with Eval, and the session's later
+// scripts see their own arguments.
+func (s *Session) EvalArgs(ctx context.Context, script string, args []byte) (js.Completion, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.r.eng.Namespace(s.ns)
@@ -657,7 +665,7 @@ func (s *Session) Eval(ctx context.Context, script string) (js.Completion, error
 	err = n.Update(ctx, func(tx *engine.Tx) error {
 		h := newHost(tx)
 		defer h.close()
-		c, err = s.s.EvalCompletion(ctx, h, script)
+		c, err = s.s.EvalArgs(ctx, h, script, args)
 		return err
 	})
 	return c, err

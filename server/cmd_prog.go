@@ -144,10 +144,9 @@ func cmdRun(cl *call) error {
 
 // EVAL ns script [arg]
 //
-// Without an arg the script runs in the connection's session, whose
-// globals persist between EVALs (the REPL's remote mode). The session API
-// takes no arguments, so with an arg the script runs in a fresh scope with
-// cube.args set, like a one-off program.
+// The script runs in the connection's session, whose globals persist
+// between EVALs (the REPL's remote mode); cube.args holds arg for this
+// call only ("" without one).
 func cmdEval(cl *call) error {
 	if len(cl.args) > 4 {
 		return cl.cmd.arityError()
@@ -157,27 +156,21 @@ func cmdEval(cl *call) error {
 		return err
 	}
 	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
-	var out []byte
+	var arg []byte
 	if len(cl.args) == 4 {
-		c, err := cl.s.db.Eval(cl.ctx, ns, string(cl.args[2]), cl.args[3])
-		if err != nil {
-			return progErr(cl, "eval", err)
-		}
-		out = c.Output
-	} else {
-		s, _ := cl.c.session.(*cube.Session)
-		if s == nil {
-			s = cl.s.db.Session(ns)
-			cl.c.session = s
-		}
-		s.Use(ns)
-		c, err := s.Eval(cl.ctx, string(cl.args[2]))
-		if err != nil {
-			return progErr(cl, "eval", err)
-		}
-		out = c.Output
+		arg = cl.args[3]
 	}
-	cl.w.Bulk(out)
+	s, _ := cl.c.session.(*cube.Session)
+	if s == nil {
+		s = cl.s.db.Session(ns)
+		cl.c.session = s
+	}
+	s.Use(ns)
+	c, err := s.EvalArgs(cl.ctx, string(cl.args[2]), arg)
+	if err != nil {
+		return progErr(cl, "eval", err)
+	}
+	cl.w.Bulk(c.Output)
 	return nil
 }
 

@@ -314,6 +314,16 @@ func TestPrograms(t *testing.T) {
 	if got, err := cl1.Do(ctx, "EVAL", "w", "twice(21)").Result(); err != nil || fmtAny(got) != "42" {
 		t.Fatalf("EVAL in the session = %v, %v", got, err)
 	}
+	// With an arg: the same session, cube.args set for that call only.
+	if got, err := cl1.Do(ctx, "EVAL", "w", "twice(Number(cube.args))", "5").Result(); err != nil || fmtAny(got) != "10" {
+		t.Fatalf("EVAL with an arg in the session = %v, %v", got, err)
+	}
+	if got, err := cl1.Do(ctx, "EVAL", "w", "var seen = cube.args; seen", "first").Result(); err != nil || fmtAny(got) != "first" {
+		t.Fatalf("EVAL with an arg = %v, %v", got, err)
+	}
+	if got, err := cl1.Do(ctx, "EVAL", "w", "seen + '/' + JSON.stringify(cube.args)").Result(); err != nil || fmtAny(got) != `first/""` {
+		t.Fatalf("EVAL after an arg = %v, %v", got, err)
+	}
 	// Another connection has its own session.
 	cl2 := redis.NewClient(&redis.Options{Network: "unix", Addr: ts.sock, Protocol: 3, DisableIdentity: true, PoolSize: 1})
 	defer cl2.Close()

@@ -168,7 +168,7 @@ func commandTable() []*Command {
 		{Name: "RUN", Synopsis: "RUN ns name [arg]", Arity: -3, Flags: Write, Group: "program",
 			Doc: "Runs a program as one transaction and replies its output.", run: cmdRun},
 		{Name: "EVAL", Synopsis: "EVAL ns script [arg]", Arity: -3, Flags: Write, Group: "program",
-			Doc: "Runs ad-hoc JavaScript in this connection's session (its globals persist between EVALs); replies its output.", run: cmdEval},
+			Doc: "Runs ad-hoc JavaScript in this connection's session (its globals persist between EVALs), with cube.args set to arg for this call; replies its output.", run: cmdEval},
 	}
 }
 

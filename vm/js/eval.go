@@ -151,6 +151,12 @@ func (s *Session) Eval(ctx context.Context, host vm.Host, script string) (vm.Res
 
 // EvalCompletion is Eval, also reporting the completion value's type.
 func (s *Session) EvalCompletion(ctx context.Context, host vm.Host, script string) (Completion, error) {
+	return s.EvalArgs(ctx, host, script, nil)
+}
+
+// EvalArgs is EvalCompletion with cube.args holding args for this call
+// only (the session's later scripts see their own).
+func (s *Session) EvalArgs(ctx context.Context, host vm.Host, script string, args []byte) (Completion, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.sb.closed.Load() {
@@ -159,7 +165,7 @@ func (s *Session) EvalCompletion(ctx context.Context, host vm.Host, script strin
 	if s.err != nil {
 		return Completion{}, &vm.Error{Kind: vm.KindTrap, Msg: "cannot build a runtime: " + s.err.Error(), Err: s.err}
 	}
-	return s.b.eval(ctx, host, script, nil, s.lim)
+	return s.b.eval(ctx, host, script, args, s.lim)
 }
 
 // Close ends the session and releases its runtime.
