@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/repl"
+	"github.com/cubelinux/cube/vm"
 )
 
 // TestRemoteSession checks the remote evaluator against a real daemon:
@@ -51,8 +54,8 @@ func TestRemoteSession(t *testing.T) {
 	if !errors.Is(err, repl.ErrSessionReset) {
 		t.Fatalf("cancelled EVAL: %v, want ErrSessionReset", err)
 	}
-	// The next input runs on a new connection (once the daemon's own
-	// limit has stopped the abandoned script), in a new session.
+	// The next input runs on a new connection (the daemon cancelled the
+	// abandoned script when its connection closed), in a new session.
 	res, err = rem.Eval(ctx, "grid", "typeof add")
 	if !errors.Is(err, repl.ErrSessionReset) || string(res.Output) != "undefined" {
 		t.Fatalf("after reconnecting: %q, %v; want \"undefined\" and the reset notice", res.Output, err)
@@ -60,6 +63,40 @@ func TestRemoteSession(t *testing.T) {
 	res, err = rem.Eval(ctx, "grid", "1 + 1")
 	if err != nil || string(res.Output) != "2" {
 		t.Fatalf("1 + 1 = %q, %v", res.Output, err)
+	}
+}
+
+// TestRemoteCancelFreesNamespace: Ctrl-C during a remote EVAL closes the
+// connection, the daemon cancels the script, and the next EVAL on the same
+// namespace runs at once rather than after the daemon's run limit.
+func TestRemoteCancelFreesNamespace(t *testing.T) {
+	ctx := context.Background()
+	db, err := cube.Open(t.TempDir(), cube.Options{Engine: engine.Options{Sync: engine.SyncNone}, Limits: vm.Limits{Timeout: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.CreateNamespace(ctx, "grid", engine.NamespaceOptions{Dims: 2}); err != nil {
+		t.Fatal(err)
+	}
+	sock := startDaemon(t, db)
+	rem, err := repl.Dial(ctx, sock, repl.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rem.Close()
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := rem.Eval(cctx, "grid", "cube.put([1, 1], 'x'); while (true) {}"); !errors.Is(err, repl.ErrSessionReset) {
+		t.Fatalf("cancelled EVAL: %v, want ErrSessionReset", err)
+	}
+	start := time.Now()
+	res, err := rem.Eval(ctx, "grid", "String(cube.get([1, 1]))")
+	if !errors.Is(err, repl.ErrSessionReset) || string(res.Output) != "null" {
+		t.Fatalf("next EVAL: %q, %v; want \"null\" (the write rolled back) and the reset notice", res.Output, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the next EVAL waited %v for the abandoned script", took)
 	}
 }
 
