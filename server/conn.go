@@ -38,6 +38,7 @@ type conn struct {
 	// peerEOF records that it reached the end of the stream.
 	ahead   []byte
 	peerEOF bool
+	wt      watcher
 }
 
 func newConn(s *Server, nc net.Conn, tcp bool) *conn {
@@ -53,6 +54,11 @@ func newConn(s *Server, nc net.Conn, tcp bool) *conn {
 }
 
 func (c *conn) serve(ctx context.Context) {
+	// The connection's context is cancelled when the client closes the
+	// connection while a long command runs (see watch).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.wt.cancel = cancel
 	defer c.nc.Close()
 	defer c.closeSession()
 	buf := make([]byte, 0, 16<<10)
@@ -227,15 +233,7 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 		c.s.stats.record(cmd, time.Since(start), true)
 		return
 	}
-	if watched(cmd) {
-		var stop func() bool
-		ctx, stop = c.watch(ctx)
-		defer func() {
-			if stop() {
-				c.peerGone(cmd, time.Since(start))
-			}
-		}()
-	}
+	watching := watched(cmd) && c.watch()
 	cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
 	mark := c.w.Len()
 	var err error
@@ -253,7 +251,11 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 		c.w.B = c.w.B[:mark]
 		c.w.Error(errorText(err))
 	}
-	c.s.stats.record(cmd, time.Since(start), err != nil)
+	d := time.Since(start)
+	c.s.stats.record(cmd, d, err != nil)
+	if watching && c.unwatch() {
+		c.peerGone(cmd, d)
+	}
 }
 
 // runWrites runs consecutive writes to one namespace as one transaction.
@@ -353,6 +355,9 @@ func (c *conn) peerGone(cmd *Command, d time.Duration) {
 }
 
 func (c *conn) closeSession() {
+	if c.wt.timer != nil {
+		c.wt.timer.Stop()
+	}
 	if cl, ok := c.session.(interface{ Close() }); ok {
 		cl.Close()
 	}

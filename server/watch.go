@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -24,60 +25,113 @@ var longAgo = time.Unix(1, 0)
 // watched, so that a pipeline of GETs and PUTs pays nothing for it.
 func watched(cmd *Command) bool { return cmd.Flags&Fast == 0 }
 
-// watch returns a context for one command that is cancelled when the
-// client closes its connection while the command runs. RESP has no other
-// way to interrupt a command: redis-cli and cube's REPL close the
-// connection on Ctrl-C. A goroutine reads the socket meanwhile; the bytes
+// watchAfter is how long a command runs before its connection is
+// watched: a person's Ctrl-C does not need it sooner, and the many short
+// runs (a stress test's RUNs) pay only for a timer reset.
+const watchAfter = 2 * time.Millisecond
+
+// watcher is a connection's state for watching it during a command; it is
+// reused from command to command.
+type watcher struct {
+	timer  *time.Timer        // runs arm after watchAfter
+	cancel context.CancelFunc // cancels the connection's context
+
+	// ran is done when a scheduled arm has returned (or will not run),
+	// so that no arm outlives its command.
+	ran sync.WaitGroup
+
+	mu      sync.Mutex
+	stopped bool // the command ended
+	armed   bool // arm is reading the connection
+	gone    bool // the peer closed; read after ran
+}
+
+// watch has the connection watched while a command runs: the connection's
+// context (the command's) is cancelled if the client closes the
+// connection meanwhile. RESP has no other way to interrupt a command:
+// redis-cli and cube's REPL close the connection on Ctrl-C. Once the
+// command has run for watchAfter, a goroutine reads the socket; the bytes
 // it reads (a pipelined request) are kept in c.ahead for the command loop,
 // and only an end of stream or a broken connection cancels. A unix-socket
 // client that only shut down its writing side (`nc -N`) is still
 // listening, so its command runs on and it gets its reply.
 //
-// stop ends the watch and must be called before the connection is read
-// again.
-func (c *conn) watch(ctx context.Context) (_ context.Context, stop func() bool) {
+// If watch returns true, unwatch must be called when the command ends,
+// before the connection is read again.
+func (c *conn) watch() bool {
 	if c.peerEOF {
-		return ctx, func() bool { return false }
+		return false
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	if !c.rdl.IsZero() {
-		c.rdl = time.Time{}
-		c.nc.SetReadDeadline(c.rdl)
+	w := &c.wt
+	w.mu.Lock()
+	w.stopped, w.armed, w.gone = false, false, false
+	w.mu.Unlock()
+	w.ran.Add(1)
+	if w.timer == nil {
+		w.timer = time.AfterFunc(watchAfter, c.arm)
+	} else {
+		w.timer.Reset(watchAfter)
 	}
-	done := make(chan struct{})
-	var gone bool
-	go func() {
-		defer close(done)
-		for len(c.ahead) < maxAhead {
-			if cap(c.ahead)-len(c.ahead) < 4<<10 {
-				nb := make([]byte, len(c.ahead), 2*cap(c.ahead)+4<<10)
-				copy(nb, c.ahead)
-				c.ahead = nb
-			}
-			n, err := c.nc.Read(c.ahead[len(c.ahead):cap(c.ahead)])
-			c.ahead = c.ahead[:len(c.ahead)+n]
-			if err == nil {
-				continue
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return // stop, or the server's drain
-			}
-			c.peerEOF = true
-			if errors.Is(err, io.EOF) && !peerClosed(c.nc) {
-				return // half-closed: the client still reads
-			}
-			gone = true
-			cancel()
-			return
-		}
-	}()
-	return ctx, func() bool {
+	return true
+}
+
+// unwatch ends watch and reports whether the client closed the
+// connection (and the command's context was cancelled).
+func (c *conn) unwatch() bool {
+	w := &c.wt
+	if w.timer.Stop() {
+		w.ran.Done() // arm will not run
+		return false
+	}
+	w.mu.Lock()
+	w.stopped = true
+	armed := w.armed
+	w.mu.Unlock()
+	if armed {
 		c.nc.SetReadDeadline(longAgo)
-		<-done
 		// The read loop sets the deadline it needs from c.rdl.
 		c.rdl = longAgo
-		cancel()
-		return gone
+	}
+	w.ran.Wait() // an arm not yet armed sees stopped and returns
+	return w.gone
+}
+
+// arm starts reading the connection while a long command runs (from
+// watch's timer).
+func (c *conn) arm() {
+	w := &c.wt
+	defer w.ran.Done()
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.armed = true
+	// The command loop does not touch the connection until unwatch, which
+	// waits for ran.
+	c.nc.SetReadDeadline(time.Time{})
+	w.mu.Unlock()
+	for len(c.ahead) < maxAhead {
+		if cap(c.ahead)-len(c.ahead) < 4<<10 {
+			nb := make([]byte, len(c.ahead), 2*cap(c.ahead)+4<<10)
+			copy(nb, c.ahead)
+			c.ahead = nb
+		}
+		n, err := c.nc.Read(c.ahead[len(c.ahead):cap(c.ahead)])
+		c.ahead = c.ahead[:len(c.ahead)+n]
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return // unwatch, or the server's drain
+		}
+		c.peerEOF = true
+		if errors.Is(err, io.EOF) && !peerClosed(c.nc) {
+			return // half-closed: the client still reads
+		}
+		w.gone = true
+		w.cancel()
+		return
 	}
 }
 

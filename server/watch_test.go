@@ -168,3 +168,46 @@ func TestHalfClose(t *testing.T) {
 		t.Fatalf("commands_cancelled = %d, want 0", st.Server.Cancelled)
 	}
 }
+
+// BenchmarkEvalRoundTrip measures one short EVAL per round trip, the
+// kind of command a watcher guards (GET and PUT, marked Fast, are not).
+func BenchmarkEvalRoundTrip(b *testing.B) {
+	ts := startServer(b, server.Options{})
+	r := dialRaw(b, "unix", ts.sock)
+	r.SetDeadline(time.Time{})
+	r.Write([]byte("NS.CREATE w DIMS 1\r\n"))
+	if got := r.reply(b); got != "+OK" {
+		b.Fatal(got)
+	}
+	req := []byte("EVAL w 1\r\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Write(req)
+		if got := r.reply(b); got != "$1" {
+			b.Fatal(got)
+		}
+	}
+}
+
+// TestWatchAtTheThreshold runs commands that end about when the watch
+// starts (the race between a command's end and its watcher), each
+// followed by a pipelined unwatched command: every reply arrives, in
+// order (run it with -race).
+func TestWatchAtTheThreshold(t *testing.T) {
+	_, _, dial := longRuns(t)
+	r := dial("unix")
+	n := 150
+	if testing.Short() {
+		n = 30
+	}
+	for i := range n {
+		// 0 to 3 ms of work around the 2 ms threshold.
+		fmt.Fprintf(r, "EVAL w \"{ let t = Date.now(); while (Date.now() - t < %d) {} } %d\"\r\nPING p%d\r\n", i%4, i, i)
+		if got, want := r.reply(t), fmt.Sprintf("$%d", i); got != want {
+			t.Fatalf("EVAL %d = %q", i, got)
+		}
+		if got, want := r.reply(t), fmt.Sprintf("$p%d", i); got != want {
+			t.Fatalf("PING %d = %q", i, got)
+		}
+	}
+}
