@@ -43,7 +43,8 @@
 // RESP has no interrupt: redis-cli and cube's REPL stop a command on Ctrl-C
 // by closing the connection. While a command that may run long (any not
 // marked Fast: RUN, EVAL, REGION, WALK, ...) runs, its connection is
-// watched, and a close cancels the command's context: a program or script
+// watched (from 2 ms into the command, so short ones pay nothing), and a
+// close cancels the command's context: a program or script
 // is interrupted (so its transaction rolls back and the namespace is free
 // for the next writer at once), the rest of that client's pipeline is not
 // run, and STATS / INFO count it in commands_cancelled. Bytes that arrive
