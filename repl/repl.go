@@ -92,8 +92,18 @@ func Run(ctx context.Context, o Options) error {
 	r.comp = &completer{ev: ev, ns: func() string { return r.ns }}
 	r.term = o.Terminal || (o.In == os.Stdin && stdinIsTerminal())
 	if r.ns == "" {
-		if nss, err := ev.Namespaces(ctx); err == nil && len(nss) == 1 {
+		nss, err := ev.Namespaces(ctx)
+		switch {
+		case err == nil && len(nss) == 1:
 			r.ns = nss[0].Name
+		case err == nil && len(nss) == 0 && r.term && o.DB != nil:
+			// A person at a fresh embedded store should be able to type
+			// cube.put([1,2,3], "x") at once, as mongosh starts in "test".
+			// Scripts (piped input) and daemons are left as they are.
+			if err := ev.CreateNamespace(ctx, DefaultNamespace, 3, "hilbert"); err == nil {
+				r.ns = DefaultNamespace
+				fmt.Fprintf(o.Out, "created namespace %s (3 dimensions) in this empty store; .ns NAME DIMS makes others\n", DefaultNamespace)
+			}
 		}
 	}
 	if r.term {
@@ -101,6 +111,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	return r.runPiped(ctx, bufio.NewReader(o.In))
 }
+
+// DefaultNamespace is created when a person opens the REPL on an empty
+// embedded store.
+const DefaultNamespace = "default"
 
 func stdinIsTerminal() bool {
 	_, err := liner.TerminalMode()
