@@ -217,10 +217,10 @@ func (tx *Tx) Region(min, max []int32, limit int) (iter.Seq2[[]int32, []byte], e
 	return func(yield func([]int32, []byte) bool) {
 		buf := make([]int32, ns.dims)
 		n := 0
-		scanTree(t, ns.curve, min, max, func(it *vitem) bool {
-			copy(buf, it.c[:ns.dims])
+		scanTree(t, ns.curve, min, max, func(c *pkey, val []byte) bool {
+			copy(buf, c[:ns.dims])
 			n++
-			return yield(buf, it.val) && (limit <= 0 || n < limit)
+			return yield(buf, val) && (limit <= 0 || n < limit)
 		})
 	}, nil
 }
@@ -234,7 +234,7 @@ func (tx *Tx) Count(min, max []int32) (int, error) {
 		return 0, err
 	}
 	n := 0
-	scanTree(tx.tree(), tx.ns.curve, min, max, func(*vitem) bool { n++; return true })
+	scanTree(tx.tree(), tx.ns.curve, min, max, func(*pkey, []byte) bool { n++; return true })
 	return n, nil
 }
 
