@@ -83,9 +83,9 @@ func (c *statsCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	w := c.stdout
-	fmt.Fprintf(w, "daemon %s  pid %d  up %s  clients %d  commands %d  heap %.1f MiB\n\n",
+	fmt.Fprintf(w, "daemon %s  pid %d  up %s  clients %d  commands %d (%d cancelled by their client)  heap %.1f MiB\n\n",
 		st.Server.Version, st.Server.PID, (time.Duration(st.Server.UptimeS) * time.Second).String(),
-		st.Server.Clients, st.Server.CommandsProcessed, float64(st.Server.HeapBytes)/(1<<20))
+		st.Server.Clients, st.Server.CommandsProcessed, st.Server.Cancelled, float64(st.Server.HeapBytes)/(1<<20))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "namespace\tdims\tcurve\tvalues\tbytes\tedges\t")
 	for _, n := range st.Store.Namespaces {
