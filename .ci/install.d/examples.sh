@@ -15,11 +15,16 @@ compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a" 
 command -v npm >/dev/null || need+=(nodejs npm)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "examples: apt-get install ${need[*]}"
+	sudo=""
 	if [ "$(id -u)" != 0 ]; then
-		echo "examples: not root; install ${need[*]} by hand" >&2
-		exit 1
+		if command -v sudo >/dev/null; then
+			sudo="sudo"
+		else
+			echo "examples: not root and no sudo; install ${need[*]} by hand" >&2
+			exit 1
+		fi
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 # npm ci only when node_modules does not match the lock file.
