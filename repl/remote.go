@@ -33,6 +33,8 @@ type Remote struct {
 	dials  int      // connections made so far
 	seen   int      // dials when the last command started
 	closed bool
+
+	untyped bool // the daemon has no EVAL.TYPED
 }
 
 var _ Evaluator = (*Remote)(nil)
@@ -146,6 +148,21 @@ func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
 	if ns == "" {
 		return Result{}, ErrNoNamespace
 	}
+	// EVAL.TYPED says what type the value was and what the script logged;
+	// a daemon without it gets plain EVAL.
+	if !r.untyped {
+		v, err := r.do(ctx, "EVAL.TYPED", ns, script)
+		if res, ok := typedResult(v); ok {
+			return res, err
+		}
+		switch {
+		case err == nil:
+			return Result{}, fmt.Errorf("repl: unexpected EVAL.TYPED reply %v", v)
+		case !strings.Contains(strings.ToLower(err.Error()), "unknown command"):
+			return Result{}, err
+		}
+		r.untyped = true // an older daemon: the script did not run; plain EVAL
+	}
 	v, err := r.do(ctx, "EVAL", ns, script)
 	if err != nil {
 		if v == nil {
@@ -155,6 +172,28 @@ func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
 		return replyResult(v), err
 	}
 	return replyResult(v), nil
+}
+
+// typedResult reads EVAL.TYPED's [type, json, output, logs] reply.
+func typedResult(v any) (Result, bool) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 4 {
+		return Result{}, false
+	}
+	typ, ok1 := a[0].(string)
+	isJSON, ok2 := a[1].(int64)
+	out, ok3 := a[2].(string)
+	logs, ok4 := a[3].([]any)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return Result{}, false
+	}
+	res := Result{Type: typ, JSON: isJSON == 1, Output: []byte(out)}
+	for _, l := range logs {
+		if s, ok := l.(string); ok {
+			res.Logs = append(res.Logs, s)
+		}
+	}
+	return res, true
 }
 
 // replyResult maps a RESP reply to a Result.

@@ -9,6 +9,7 @@ import (
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/plugins"
 	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/vm/js"
 )
 
 // PROG ns name WASM|JS code [RO] [TIMEOUT ms] [MEMORY mib]
@@ -148,12 +149,49 @@ func cmdRun(cl *call) error {
 // between EVALs (the REPL's remote mode); cube.args holds arg for this
 // call only ("" without one).
 func cmdEval(cl *call) error {
+	c, err := evalInSession(cl)
+	if err != nil {
+		return err
+	}
+	cl.w.Bulk(c.Output)
+	return nil
+}
+
+// EVAL.TYPED ns script [arg]
+//
+// EVAL for REPLs and tools: the reply is [type, json, output, logs] — the
+// completion value's JavaScript type ("string", "number", "object", ...),
+// 1 if output is JSON text, the output as EVAL gives it, and the lines the
+// script passed to cube.log — so a client can print "42" and 42 apart and
+// show what the script logged.
+func cmdEvalTyped(cl *call) error {
+	c, err := evalInSession(cl)
+	if err != nil {
+		return err
+	}
+	cl.w.Array(4)
+	cl.w.BulkString(c.Type)
+	json := int64(0)
+	if c.JSON {
+		json = 1
+	}
+	cl.w.Int(json)
+	cl.w.Bulk(c.Output)
+	cl.w.Array(len(c.Logs))
+	for _, l := range c.Logs {
+		cl.w.BulkString(l)
+	}
+	return nil
+}
+
+// evalInSession runs EVAL's script in the connection's session.
+func evalInSession(cl *call) (js.Completion, error) {
 	if len(cl.args) > 4 {
-		return cl.cmd.arityError()
+		return js.Completion{}, cl.cmd.arityError()
 	}
 	ns := string(cl.args[1])
 	if _, err := cl.ns(cl.args[1]); err != nil {
-		return err
+		return js.Completion{}, err
 	}
 	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
 	var arg []byte
@@ -168,10 +206,9 @@ func cmdEval(cl *call) error {
 	s.Use(ns)
 	c, err := s.EvalArgs(cl.ctx, string(cl.args[2]), arg)
 	if err != nil {
-		return progErr(cl, "eval", err)
+		return js.Completion{}, progErr(cl, "eval", err)
 	}
-	cl.w.Bulk(c.Output)
-	return nil
+	return c, nil
 }
 
 // progError is a program that failed to register or run.

@@ -314,6 +314,18 @@ func TestPrograms(t *testing.T) {
 	if got, err := cl1.Do(ctx, "EVAL", "w", "twice(21)").Result(); err != nil || fmtAny(got) != "42" {
 		t.Fatalf("EVAL in the session = %v, %v", got, err)
 	}
+	// EVAL.TYPED: the type, whether the output is JSON, the output, the logs.
+	typed, err := cl1.Do(ctx, "EVAL.TYPED", "w", `cube.log("hello", 1); String(twice(21))`).Slice()
+	if err != nil || len(typed) != 4 || typed[0] != "string" || typed[1] != int64(0) || typed[2] != "42" {
+		t.Fatalf("EVAL.TYPED of a string = %#v, %v", typed, err)
+	}
+	if logs, ok := typed[3].([]any); !ok || len(logs) != 1 || logs[0] != "hello 1" {
+		t.Fatalf("EVAL.TYPED logs = %#v", typed[3])
+	}
+	typed, err = cl1.Do(ctx, "EVAL.TYPED", "w", "twice(21)").Slice()
+	if err != nil || typed[0] != "number" || typed[1] != int64(1) || typed[2] != "42" {
+		t.Fatalf("EVAL.TYPED of a number = %#v, %v", typed, err)
+	}
 	// With an arg: the same session, cube.args set for that call only.
 	if got, err := cl1.Do(ctx, "EVAL", "w", "twice(Number(cube.args))", "5").Result(); err != nil || fmtAny(got) != "10" {
 		t.Fatalf("EVAL with an arg in the session = %v, %v", got, err)

@@ -169,6 +169,8 @@ func commandTable() []*Command {
 			Doc: "Runs a program as one transaction and replies its output.", run: cmdRun},
 		{Name: "EVAL", Synopsis: "EVAL ns script [arg]", Arity: -3, Flags: Write, Group: "program",
 			Doc: "Runs ad-hoc JavaScript in this connection's session (its globals persist between EVALs), with cube.args set to arg for this call; replies its output.", run: cmdEval},
+		{Name: "EVAL.TYPED", Synopsis: "EVAL.TYPED ns script [arg]", Arity: -3, Flags: Write, Group: "program",
+			Doc: "EVAL for REPLs and tools: replies [type, json (0|1), output, [log lines]], so a client can tell the string \"42\" from the number 42 and show what the script logged.", run: cmdEvalTyped},
 	}
 }
 
