@@ -73,11 +73,7 @@ func prepDel(cl *call) (*engine.Namespace, txOp, error) {
 		if err != nil {
 			return err
 		}
-		if ok {
-			w.Int(1)
-		} else {
-			w.Int(0)
-		}
+		w.Flag(ok)
 		return nil
 	}, nil
 }

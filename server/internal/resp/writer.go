@@ -35,6 +35,16 @@ func (w *Writer) Error(s string) { w.B = redcon.AppendError(w.B, s) }
 // Int appends an integer.
 func (w *Writer) Int(n int64) { w.B = redcon.AppendInt(w.B, n) }
 
+// Flag writes 1 for true and 0 for false: Redis's reply for "did it exist"
+// (DEL, UNLINK, UNPROG).
+func (w *Writer) Flag(b bool) {
+	if b {
+		w.Int(1)
+	} else {
+		w.Int(0)
+	}
+}
+
 // Bulk appends a bulk string.
 func (w *Writer) Bulk(b []byte) { w.B = redcon.AppendBulk(w.B, b) }
 
