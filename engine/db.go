@@ -60,6 +60,11 @@ func ckptDir(dir string) string { return filepath.Join(dir, "checkpoint") }
 // fails with a *CorruptionError naming the file and offset, unless
 // Options.Repair is set.
 //
+// The directory and everything the store keeps in it are its owner's
+// alone: directories 0700, files 0600, whatever the umask. An existing
+// directory with looser modes is tightened (and the change logged); if
+// that is not allowed, Open fails saying so.
+//
 // Errors: ErrLocked if another process has dir open; ErrWrongKey if the
 // encryption key does not match; ErrNewerFormat if a newer cube wrote it.
 // None of these changes anything on disk.
@@ -72,7 +77,7 @@ func Open(dir string, o Options) (*DB, error) {
 	}
 	db.stats.init()
 	start := o.Clock()
-	if err := db.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := db.fs.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
 	}
 	lock, err := db.fs.Lock(filepath.Join(dir, "LOCK"))
@@ -112,10 +117,10 @@ func (db *DB) open(start time.Time) error {
 			return err
 		}
 	} else {
-		if err := db.fs.MkdirAll(walDir(db.dir), 0o755); err != nil {
+		if err := db.fs.MkdirAll(walDir(db.dir), dirPerm); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
-		if err := db.fs.MkdirAll(ckptDir(db.dir), 0o755); err != nil {
+		if err := db.fs.MkdirAll(ckptDir(db.dir), dirPerm); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 		for _, d := range []string{db.dir, filepath.Dir(db.dir)} {
@@ -126,6 +131,15 @@ func (db *DB) open(start time.Time) error {
 		if err := writeFormat(db.fs, db.dir, db.cipher); err != nil {
 			return err
 		}
+	}
+	// After the key check, so that a refused open changes nothing; before
+	// anything else is read or written.
+	changed, err := tighten(db.fs, db.dir)
+	if err != nil {
+		return err
+	}
+	if len(changed) > 0 {
+		o.Logger.Warn("engine: made the data directory private (owner only)", "dir", db.dir, "changed", changed)
 	}
 	rep := RecoveryReport{}
 	if err := db.loadCheckpoints(&rep); err != nil {

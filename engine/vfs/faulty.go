@@ -29,6 +29,7 @@ const (
 	OpStat                          // FS.Stat, File.Size
 	OpSyncDir                       // FS.SyncDir
 	OpLock                          // FS.Lock
+	OpChmod                         // FS.Chmod
 )
 
 var opNames = [...]string{
@@ -36,6 +37,7 @@ var opNames = [...]string{
 	OpSync: "sync", OpTruncate: "truncate", OpPreallocate: "preallocate",
 	OpClose: "close", OpRemove: "remove", OpRename: "rename", OpMkdir: "mkdir",
 	OpList: "list", OpStat: "stat", OpSyncDir: "syncdir", OpLock: "lock",
+	OpChmod: "chmod",
 }
 
 func (k OpKind) String() string {
@@ -193,6 +195,13 @@ func (f *faultyFS) MkdirAll(dir string, perm os.FileMode) error {
 		return err
 	}
 	return f.fs.MkdirAll(dir, perm)
+}
+
+func (f *faultyFS) Chmod(name string, perm os.FileMode) error {
+	if err := f.inject(Op{Kind: OpChmod, Path: name}); err != nil {
+		return err
+	}
+	return f.fs.Chmod(name, perm)
 }
 
 func (f *faultyFS) List(dir string) ([]string, error) {

@@ -196,7 +196,7 @@ func (fs *MemFS) Create(name string) (File, error) {
 	n, ok := dir.children[base]
 	switch {
 	case !ok:
-		n = &memNode{mode: 0o644}
+		n = &memNode{mode: 0o600}
 		dir.children[base] = n
 	case n.isDir:
 		return nil, pathErr("create", name, syscall.EISDIR)
@@ -308,6 +308,19 @@ func (fs *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	return nil
 }
 
+// Chmod implements FS. Modes are outside the crash model: a crash keeps
+// the mode last set.
+func (fs *MemFS) Chmod(name string, perm os.FileMode) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n, err := fs.lookup(name)
+	if err != nil {
+		return pathErr("chmod", name, err)
+	}
+	n.mode = n.mode&^os.ModePerm | perm.Perm()
+	return nil
+}
+
 // List implements FS.
 func (fs *MemFS) List(dir string) ([]string, error) {
 	fs.mu.Lock()
@@ -367,7 +380,7 @@ func (fs *MemFS) Lock(name string) (io.Closer, error) {
 	}
 	n, ok := dir.children[base]
 	if !ok {
-		n = &memNode{mode: 0o644}
+		n = &memNode{mode: 0o600}
 		dir.children[base] = n
 	} else if n.isDir {
 		return nil, pathErr("lock", name, syscall.EISDIR)

@@ -14,7 +14,9 @@ import (
 // On Linux File.Sync is fdatasync(2), File.Preallocate is
 // fallocate(FALLOC_FL_KEEP_SIZE), SyncDir opens the directory and fsyncs it,
 // and Lock is flock(LOCK_EX|LOCK_NB) on a file it opens (and keeps open
-// until the returned Closer is closed).
+// until the returned Closer is closed). Files are created 0600: the
+// engine's files hold values in clear (unless encrypted) and are the
+// owner's alone, whatever the umask (which can only remove bits).
 func OS() FS { return osFS{} }
 
 type osFS struct{}
@@ -34,7 +36,7 @@ func (osFS) OpenReadWrite(name string) (File, error) {
 }
 
 func openOS(name string, flag int) (File, error) {
-	f, err := os.OpenFile(name, flag|syscall.O_CLOEXEC, 0o666)
+	f, err := os.OpenFile(name, flag|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +55,8 @@ func (osFS) Remove(name string) error { return os.Remove(name) }
 func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
+
+func (osFS) Chmod(name string, perm os.FileMode) error { return os.Chmod(name, perm.Perm()) }
 
 func (osFS) List(dir string) ([]string, error) {
 	// os.ReadDir sorts by name.
@@ -85,7 +89,7 @@ func (osFS) SyncDir(dir string) error {
 }
 
 func (osFS) Lock(name string) (io.Closer, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o666)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ type File interface {
 // them with path/filepath.
 type FS interface {
 	// Create creates or truncates the named file for reading and writing.
+	// A new file is readable and writable by its owner only (0600); an
+	// existing one keeps its mode.
 	Create(name string) (File, error)
 	// Open opens an existing file read-only.
 	Open(name string) (File, error)
@@ -45,8 +47,12 @@ type FS interface {
 	Remove(name string) error
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error
-	// MkdirAll creates a directory and its parents.
+	// MkdirAll creates a directory and its parents, each new one with
+	// perm (less the umask, on the real file system). Existing ones keep
+	// their mode.
 	MkdirAll(dir string, perm os.FileMode) error
+	// Chmod sets the permission bits of the named file or directory.
+	Chmod(name string, perm os.FileMode) error
 	// List returns the names (not paths) of the entries in dir, sorted.
 	List(dir string) ([]string, error)
 	// Stat describes the named file.
@@ -55,7 +61,7 @@ type FS interface {
 	// renamed or removed in it survive a crash once SyncDir returns.
 	SyncDir(dir string) error
 	// Lock takes an exclusive lock on the named file, creating it if
-	// needed. It fails at once (ErrLocked) if another process or another
+	// needed (0600, as Create). It fails at once (ErrLocked) if another process or another
 	// open of the same FS holds it. Close releases it.
 	Lock(name string) (io.Closer, error)
 }

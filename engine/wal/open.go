@@ -288,7 +288,7 @@ func mkdirDurable(fs vfs.FS, dir string) error {
 	if len(created) == 0 {
 		return nil
 	}
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	for _, p := range created {
