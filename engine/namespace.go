@@ -252,40 +252,58 @@ func (ns *Namespace) Get(ctx context.Context, c []int32) ([]byte, error) {
 // time (they are serializable). Update returns after the commit is as
 // durable as the sync mode promises; if fn fails, or the commit cannot be
 // logged, nothing fn wrote is ever visible.
+//
+// Whatever fn read may leave with it — in fn's error, in what its closure
+// kept (a program's output and log), in a panic — so Update returns (or
+// lets the panic go on) only once everything fn could see is durable, on
+// the error paths too. If that wait fails (ctx is done, the log failed),
+// Update returns the wait's error instead of fn's.
 func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) (err error) {
 	ns.wmu.Lock()
 	locked := true
-	defer func() {
+	unlock := func() {
 		if locked {
 			ns.wmu.Unlock()
+			locked = false
 		}
-	}()
+	}
+	defer unlock()
 	if err := ns.alive(); err != nil {
 		return err
 	}
 	tx := &Tx{ns: ns, writable: true, lsn: ns.lastLSN.Load()}
 	defer func() { tx.done = true }()
-	if err := fn(tx); err != nil {
+	returned := false
+	defer func() {
+		if !returned {
+			// fn panicked: the panic value may hold what it read.
+			unlock()
+			ns.db.waitVisible(ctx, tx.lsn)
+		}
+	}()
+	ferr := fn(tx)
+	returned = true
+	if ferr == nil {
+		ferr = ctx.Err()
+	}
+	if ferr == nil && tx.nops > 0 {
+		if ferr = ns.alive(); ferr == nil {
+			lsn, err := ns.commit(tx.enc.b)
+			unlock()
+			if err == nil {
+				// Covers what fn read: lsn is past tx.lsn.
+				return ns.db.waitDurable(ctx, lsn)
+			}
+			ferr = err
+		}
+	}
+	unlock()
+	// Break caught by TestFailedUpdateWaitsForWhatItRead: returning ferr
+	// here without this wait.
+	if err := ns.db.waitVisible(ctx, tx.lsn); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if tx.nops == 0 {
-		ns.wmu.Unlock()
-		locked = false
-		return ns.db.waitVisible(ctx, tx.lsn)
-	}
-	if err := ns.alive(); err != nil {
-		return err
-	}
-	lsn, err := ns.commit(tx.enc.b)
-	ns.wmu.Unlock()
-	locked = false
-	if err != nil {
-		return err
-	}
-	return ns.db.waitDurable(ctx, lsn)
+	return ferr
 }
 
 // View runs fn in a read-only transaction on a consistent snapshot of the

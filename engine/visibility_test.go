@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +27,7 @@ func TestReadersNeverSeeUndurableWrites(t *testing.T) {
 		}
 		return nil
 	}))
-	db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1})
+	db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,5 +88,132 @@ func TestReadersNeverSeeUndurableWrites(t *testing.T) {
 		if !<-ch {
 			t.Fatalf("%s did not see the write once durable", name)
 		}
+	}
+}
+
+// heldFsync opens a store on a file system whose log fsyncs block, while
+// hold is set, until release is called. A test writes, waits for the
+// write to be applied in memory (its writer is then waiting on the
+// fsync), and checks that readers wait too.
+func heldFsync(t *testing.T) (db *engine.DB, hold func(), release func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	open := sync.OnceFunc(func() { close(gate) })
+	var holding atomic.Bool
+	fs := vfs.NewFaulty(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpSync && holding.Load() && strings.Contains(op.Path, "/wal/") {
+			<-gate
+		}
+		return nil
+	}))
+	db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release = func() { holding.Store(false); open() }
+	t.Cleanup(func() { release(); db.Close() })
+	return db, func() { holding.Store(true) }, release
+}
+
+// mustWait fails if read returns within a moment (while the write it can
+// observe is not durable); then it releases the fsync and returns what
+// read returned.
+func mustWait[T any](t *testing.T, what string, release func(), read func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- read() }()
+	select {
+	case v := <-ch:
+		t.Fatalf("%s returned %v while the write it observed was not durable", what, v)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	return <-ch
+}
+
+// TestFailedUpdateWaitsForWhatItRead: a transaction that reads a write not
+// yet durable and then fails carries what it read out in its error (a
+// program that reads and throws does); Update must not return it before
+// the write is durable. The same for a panic that carries it.
+//
+// Breaks seen caught: Namespace.Update returning fn's error without
+// waitVisible(tx.lsn) ("error"); its panic path without the wait ("panic").
+func TestFailedUpdateWaitsForWhatItRead(t *testing.T) {
+	for _, how := range []string{"error", "panic"} {
+		t.Run(how, func(t *testing.T) {
+			db, hold, release := heldFsync(t)
+			ns := mustNS(t, db, "v", 1)
+			hold()
+			wrote := make(chan error, 1)
+			go func() { wrote <- ns.Put(ctx, []int32{7}, []byte("undurable")) }()
+			for ns.Info().Values == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			got := mustWait(t, "Update whose fn failed", release, func() (msg string) {
+				defer func() {
+					if p := recover(); p != nil {
+						msg = fmt.Sprint(p)
+					}
+				}()
+				err := ns.Update(ctx, func(tx *engine.Tx) error {
+					v, err := tx.Get([]int32{7})
+					if err != nil {
+						return err
+					}
+					if how == "panic" {
+						panic("saw " + string(v))
+					}
+					return errors.New("saw " + string(v))
+				})
+				return fmt.Sprint(err)
+			})
+			if got != "saw undurable" {
+				t.Fatalf("Update = %q, want fn's own failure", got)
+			}
+			if err := <-wrote; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestMissWaitsForUndurableDelete: not finding a value is an observation
+// too. A read that misses because of a delete not yet durable must wait,
+// or a crash would bring back the value it said was gone.
+//
+// Breaks seen caught: Namespace.Get returning ErrNotFound on a miss without
+// waitVisible ("get"); Snapshot without its waitVisible ("view"); Update
+// returning after fn without waitVisible(tx.lsn) ("update").
+func TestMissWaitsForUndurableDelete(t *testing.T) {
+	readers := map[string]func(ns *engine.Namespace) error{
+		"get": func(ns *engine.Namespace) error { _, err := ns.Get(ctx, []int32{7}); return err },
+		"view": func(ns *engine.Namespace) error {
+			return ns.View(ctx, func(tx *engine.Tx) error { _, err := tx.Get([]int32{7}); return err })
+		},
+		"update": func(ns *engine.Namespace) error {
+			return ns.Update(ctx, func(tx *engine.Tx) error { _, err := tx.Get([]int32{7}); return err })
+		},
+	}
+	for name, read := range readers {
+		t.Run(name, func(t *testing.T) {
+			db, hold, release := heldFsync(t)
+			ns := mustNS(t, db, "v", 1)
+			if err := ns.Put(ctx, []int32{7}, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			hold()
+			deleted := make(chan error, 1)
+			go func() { _, err := ns.Delete(ctx, []int32{7}); deleted <- err }()
+			for ns.Info().Values != 0 {
+				time.Sleep(time.Millisecond)
+			}
+			err := mustWait(t, name+" of a value whose delete is not durable", release, func() error { return read(ns) })
+			if !errors.Is(err, engine.ErrNotFound) {
+				t.Fatalf("%s after the delete = %v, want ErrNotFound", name, err)
+			}
+			if err := <-deleted; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
