@@ -51,10 +51,9 @@ func cmdHello(cl *call) error {
 			if i+2 >= len(cl.args) {
 				return usageErr("HELLO: AUTH needs a username and a token")
 			}
-			if !cl.s.checkToken(cl.args[i+2]) {
-				return wrongPass(cl.s)
+			if err := cl.c.authenticate(cl.args[i+2]); err != nil {
+				return err
 			}
-			cl.c.authed = true
 			i += 3
 		case "SETNAME":
 			if i+1 >= len(cl.args) {
@@ -102,13 +101,9 @@ func cmdAuth(cl *call) error {
 	if len(cl.args) > 3 {
 		return cl.cmd.arityError()
 	}
-	tok := cl.args[len(cl.args)-1]
-	if !cl.s.checkToken(tok) {
-		// Slow down guessing on this connection only.
-		time.Sleep(50 * time.Millisecond)
-		return wrongPass(cl.s)
+	if err := cl.c.authenticate(cl.args[len(cl.args)-1]); err != nil {
+		return err
 	}
-	cl.c.authed = true
 	cl.w.OK()
 	return nil
 }
@@ -149,9 +144,14 @@ func cmdConfig(cl *call) error {
 		return usageErr("only CONFIG GET is supported; cube is configured by 'cube serve' flags")
 	}
 	st := cl.s.db.Engine().Stats()
+	maxClients := cl.s.o.MaxUnixClients
+	if cl.c.tcp {
+		maxClients = cl.s.o.MaxClients
+	}
 	all := [][2]string{
-		{"maxclients", strconv.Itoa(cl.s.o.MaxClients)},
-		{"timeout", strconv.Itoa(int(cl.s.o.IdleTimeout / time.Second))},
+		// The settings of the listener this client came in on.
+		{"maxclients", strconv.Itoa(maxClients)},
+		{"timeout", strconv.Itoa(int(cl.c.idle / time.Second))},
 		{"proto-max-bulk-len", strconv.Itoa(cl.s.o.MaxRequest)},
 		{"appendonly", "yes"},
 		{"appendfsync", map[string]string{"always": "always", "interval": "everysec", "none": "no"}[strings.ToLower(st.Sync)]},
@@ -271,11 +271,14 @@ type ServerStats struct {
 	PID              int     `json:"pid"`
 	UptimeS          float64 `json:"uptime_s"`
 	Clients          int     `json:"clients"`
+	TCPClients       int     `json:"tcp_clients"`
 	ConnectionsTotal int64   `json:"connections_total"`
 	Rejected         int64   `json:"connections_rejected"`
 	TimedOut         int64   `json:"connections_timed_out"`
-	ProtocolErrors   int64   `json:"protocol_errors"`
-	UnknownCommands  int64   `json:"unknown_commands"`
+	// AuthFailures counts wrong tokens (AUTH and HELLO ... AUTH).
+	AuthFailures    int64 `json:"auth_failures"`
+	ProtocolErrors  int64 `json:"protocol_errors"`
+	UnknownCommands int64 `json:"unknown_commands"`
 	// Cancelled counts commands cancelled because their client closed
 	// the connection while they ran (Ctrl-C in redis-cli or the REPL).
 	Cancelled         int64  `json:"commands_cancelled"`
@@ -294,6 +297,9 @@ func (s *Server) Stats() Stats {
 		heap = sample[0].Value.Uint64()
 	}
 	cmds := s.CommandStats()
+	s.mu.Lock()
+	clients, tcpClients := len(s.conns), s.nTCP
+	s.mu.Unlock()
 	var total int64
 	for _, c := range cmds {
 		total += c.Calls
@@ -301,7 +307,7 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Server: ServerStats{
 			Version: s.o.Version, PID: os.Getpid(), UptimeS: time.Since(s.started).Seconds(),
-			Clients: s.clients(), ConnectionsTotal: s.stats.accepted.Load(), Rejected: s.stats.rejected.Load(),
+			Clients: clients, TCPClients: tcpClients, AuthFailures: s.stats.authFailures.Load(), ConnectionsTotal: s.stats.accepted.Load(), Rejected: s.stats.rejected.Load(),
 			TimedOut: s.stats.timedOut.Load(), ProtocolErrors: s.stats.protoErrors.Load(),
 			UnknownCommands: s.stats.unknown.Load(), Cancelled: s.stats.cancelled.Load(), HeapBytes: heap, Goroutines: runtime.NumGoroutine(),
 			CommandsProcessed: total,
@@ -345,8 +351,8 @@ func cmdInfo(cl *call) error {
 		}
 	}
 	if section("clients") {
-		fmt.Fprintf(&b, "connected_clients:%d\r\nmaxclients:%d\r\nrejected_connections:%d\r\ntimedout_connections:%d\r\n",
-			st.Server.Clients, cl.s.o.MaxClients, st.Server.Rejected, st.Server.TimedOut)
+		fmt.Fprintf(&b, "connected_clients:%d\r\nconnected_tcp_clients:%d\r\nmaxclients:%d\r\nmaxclients_unix:%d\r\nrejected_connections:%d\r\ntimedout_connections:%d\r\nauth_failures:%d\r\n",
+			st.Server.Clients, st.Server.TCPClients, cl.s.o.MaxClients, cl.s.o.MaxUnixClients, st.Server.Rejected, st.Server.TimedOut, st.Server.AuthFailures)
 	}
 	if section("memory") {
 		fmt.Fprintf(&b, "used_memory:%d\r\ngoroutines:%d\r\n", st.Server.HeapBytes, st.Server.Goroutines)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/cubelinux/cube/engine"
@@ -30,8 +31,14 @@ type conn struct {
 	w      resp.Writer
 	cmds   [][][]byte
 	lim    resp.Limits
-	// rdl and wdl are the deadlines last set on nc.
+	// rdl and wdl are the deadlines last set on nc; rdlFor says which
+	// limit rdl enforces.
 	rdl, wdl time.Time
+	rdlFor   deadlineKind
+	// authBy is when an unauthenticated TCP connection is closed.
+	authBy time.Time
+	// idle is the connection's idle timeout (0: none).
+	idle time.Duration
 	// session is the per-connection JavaScript state for EVAL.
 	session any
 	// ahead holds bytes a watcher read while a command ran (see watch);
@@ -41,8 +48,19 @@ type conn struct {
 	wt      watcher
 }
 
+// deadlineKind names the limit a read deadline enforces, for the message
+// a client gets when it expires.
+type deadlineKind uint8
+
+const (
+	noDeadline deadlineKind = iota
+	idleDeadline
+	requestDeadline
+	authDeadline
+)
+
 func newConn(s *Server, nc net.Conn, tcp bool) *conn {
-	return &conn{
+	c := &conn{
 		s:      s,
 		nc:     nc,
 		id:     s.nextID.Add(1),
@@ -50,7 +68,14 @@ func newConn(s *Server, nc net.Conn, tcp bool) *conn {
 		authed: !tcp,
 		lim:    resp.Limits{MaxRequest: s.o.MaxRequest},
 		w:      resp.Writer{Proto: 2},
+		idle:   s.o.UnixIdleTimeout,
 	}
+	if tcp {
+		c.idle = s.o.IdleTimeout
+		c.authBy = time.Now().Add(s.o.AuthTimeout)
+		c.lim = resp.Limits{MaxRequest: maxPreAuthRequest, MaxArgs: maxPreAuthArgs}
+	}
+	return c
 }
 
 func (c *conn) serve(ctx context.Context) {
@@ -61,12 +86,29 @@ func (c *conn) serve(ctx context.Context) {
 	c.wt.cancel = cancel
 	defer c.nc.Close()
 	defer c.closeSession()
-	buf := make([]byte, 0, 16<<10)
+	bufSize := 16 << 10
+	if !c.authed {
+		// A stranger's requests are small; see maxPreAuthRequest.
+		bufSize = maxPreAuthRequest
+	}
+	buf := make([]byte, 0, bufSize)
 	start := 0
+	// pending is when the server began waiting for the rest of the
+	// request at the front of buf (zero: buf holds no partial request).
+	// It is set once per request, so trickling bytes never extends the
+	// request's deadline.
+	var pending time.Time
 	for {
-		// Run every complete command already received, in order.
+		// Run every complete command already received, in order. Before
+		// AUTH they run one at a time, so that the commands after an AUTH
+		// are parsed with the limits of an authenticated connection.
 		k := 0
+		more := false
 		for {
+			if k > 0 && !c.authed {
+				more = true
+				break
+			}
 			var a [][]byte
 			if k < len(c.cmds) {
 				a = c.cmds[k]
@@ -82,7 +124,7 @@ func (c *conn) serve(ctx context.Context) {
 				// wrong; the stream cannot be resynchronised after it.
 				c.runBatch(ctx, c.cmds[:k])
 				c.s.stats.protoErrors.Add(1)
-				c.w.Error("ERR " + protoText(err) + "; closing the connection")
+				c.w.Error("ERR " + c.protoText(err) + "; closing the connection")
 				c.flush()
 				return
 			}
@@ -104,12 +146,18 @@ func (c *conn) serve(ctx context.Context) {
 			return
 		}
 		// Keep the unparsed tail at the front of buf.
+		if start > 0 {
+			pending = time.Time{}
+		}
 		if start == len(buf) {
 			buf = buf[:0]
 		} else if start > 0 {
 			buf = buf[:copy(buf, buf[start:])]
 		}
 		start = 0
+		if more {
+			continue
+		}
 		if len(c.ahead) > 0 {
 			// Requests that came in while a command ran.
 			buf = append(buf, c.ahead...)
@@ -117,19 +165,23 @@ func (c *conn) serve(ctx context.Context) {
 			continue
 		}
 		if len(buf) == cap(buf) {
+			if !c.authed {
+				// A stranger's request that does not fit its buffer
+				// (an inline line with no end, a header announcing less
+				// than it sends) is too large; nothing more is read.
+				c.s.stats.protoErrors.Add(1)
+				c.w.Error("ERR " + c.protoText(resp.ErrTooLarge) + "; closing the connection")
+				c.flush()
+				return
+			}
 			nb := make([]byte, len(buf), 2*cap(buf))
 			copy(nb, buf)
 			buf = nb
 		}
-		switch {
-		case len(buf) > 0:
-			c.readDeadline(c.s.o.RequestTimeout)
-		case c.s.o.IdleTimeout > 0:
-			c.readDeadline(c.s.o.IdleTimeout)
-		case !c.rdl.IsZero():
-			c.rdl = time.Time{}
-			c.nc.SetReadDeadline(c.rdl)
+		if len(buf) > 0 && pending.IsZero() {
+			pending = time.Now()
 		}
+		c.readDeadline(pending)
 		if c.s.draining.Load() {
 			return
 		}
@@ -139,11 +191,7 @@ func (c *conn) serve(ctx context.Context) {
 			if errors.Is(err, os.ErrDeadlineExceeded) && !c.s.draining.Load() {
 				c.s.stats.timedOut.Add(1)
 				c.w.Reset()
-				if len(buf) > 0 {
-					c.w.Error("ERR request not completed within " + c.s.o.RequestTimeout.String() + "; closing the connection")
-				} else {
-					c.w.Error("ERR idle for " + c.s.o.IdleTimeout.String() + "; closing the connection")
-				}
+				c.w.Error(c.timeoutText())
 				c.flush()
 			}
 			return
@@ -151,13 +199,52 @@ func (c *conn) serve(ctx context.Context) {
 	}
 }
 
-// readDeadline makes the next read time out after about d (between d/2
-// and d when the deadline was set recently).
-func (c *conn) readDeadline(d time.Duration) {
-	if now := time.Now(); c.rdl.IsZero() || c.rdl.Sub(now) < d/2 || c.rdl.Sub(now) > d {
-		c.rdl = now.Add(d)
-		c.nc.SetReadDeadline(c.rdl)
+// readDeadline sets the deadline of the next read: the earliest of the
+// pending request's absolute deadline (or, with nothing pending, the idle
+// timeout) and, before AUTH, the end of the grace to authenticate.
+func (c *conn) readDeadline(pending time.Time) {
+	var at time.Time
+	kind := noDeadline
+	switch now := time.Now(); {
+	case !pending.IsZero():
+		at, kind = pending.Add(c.s.o.RequestTimeout), requestDeadline
+	case c.idle > 0:
+		// Refreshed lazily (a timer update per command costs more than
+		// a short command): the idle wait is between idle/2 and idle.
+		at, kind = now.Add(c.idle), idleDeadline
+		if c.rdlFor == idleDeadline && c.rdl.Sub(now) >= c.idle/2 && c.rdl.Sub(now) <= c.idle {
+			at = c.rdl
+		}
 	}
+	if !c.authed && (at.IsZero() || c.authBy.Before(at)) {
+		at, kind = c.authBy, authDeadline
+	}
+	c.rdlFor = kind
+	if !at.Equal(c.rdl) {
+		c.rdl = at
+		c.nc.SetReadDeadline(at)
+	}
+}
+
+// timeoutText says which limit closed the connection.
+func (c *conn) timeoutText() string {
+	switch c.rdlFor {
+	case authDeadline:
+		return "NOAUTH not authenticated within " + c.s.o.AuthTimeout.String() + " of connecting; closing the connection (send AUTH <token> first)"
+	case requestDeadline:
+		return "ERR request not completed within " + c.s.o.RequestTimeout.String() + "; closing the connection"
+	}
+	return "ERR idle for " + c.idle.String() + "; closing the connection"
+}
+
+// protoText describes a protocol error, saying which limit a request
+// broke.
+func (c *conn) protoText(err error) string {
+	if !c.authed && errors.Is(err, resp.ErrTooLarge) {
+		return "request too large: before AUTH a request may have at most " +
+			strconv.Itoa(maxPreAuthRequest) + " bytes and " + strconv.Itoa(maxPreAuthArgs) + " arguments"
+	}
+	return protoText(err)
 }
 
 // flush writes the pending replies; false if the client is gone or too
@@ -169,9 +256,20 @@ func (c *conn) flush() bool {
 	// Deadlines are refreshed lazily (a timer update per reply costs
 	// more than the reply): a write may get between half and all of
 	// WriteTimeout.
-	if now := time.Now(); c.wdl.Sub(now) < c.s.o.WriteTimeout/2 {
-		c.wdl = now.Add(c.s.o.WriteTimeout)
-		c.nc.SetWriteDeadline(c.wdl)
+	wdl := c.wdl
+	if now := time.Now(); wdl.Sub(now) < c.s.o.WriteTimeout/2 {
+		wdl = now.Add(c.s.o.WriteTimeout)
+	}
+	if !c.authed {
+		// A stranger that does not read its replies is not kept past
+		// its grace (and a second to read why it is closed).
+		if end := c.authBy.Add(time.Second); end.Before(wdl) {
+			wdl = end
+		}
+	}
+	if !wdl.Equal(c.wdl) {
+		c.wdl = wdl
+		c.nc.SetWriteDeadline(wdl)
 	}
 	_, err := c.nc.Write(c.w.B)
 	if cap(c.w.B) > 4*flushAt {

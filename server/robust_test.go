@@ -74,9 +74,9 @@ func TestMalformed(t *testing.T) {
 }
 
 // TestTimeouts: a client that starts a request and stalls is closed after
-// RequestTimeout, an idle one after IdleTimeout; others are unaffected.
+// RequestTimeout, an idle one after UnixIdleTimeout; others are unaffected.
 func TestTimeouts(t *testing.T) {
-	ts := startServer(t, server.Options{RequestTimeout: 100 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	ts := startServer(t, server.Options{RequestTimeout: 100 * time.Millisecond, UnixIdleTimeout: 300 * time.Millisecond})
 	slow := dialRaw(t, "unix", ts.sock)
 	slow.Write([]byte("*2\r\n$4\r\nPING"))
 	if got := slow.reply(t); !strings.Contains(got, "request not completed within 100ms") {
@@ -95,9 +95,10 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
-// TestMaxClients: one connection over the limit is told so and closed.
+// TestMaxClients: one Unix socket connection over its limit is told so
+// and closed.
 func TestMaxClients(t *testing.T) {
-	ts := startServer(t, server.Options{MaxClients: 2})
+	ts := startServer(t, server.Options{MaxUnixClients: 2})
 	a := dialRaw(t, "unix", ts.sock)
 	b := dialRaw(t, "unix", ts.sock)
 	for _, r := range []*raw{a, b} {

@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,8 +21,11 @@ import (
 // Defaults for the zero fields of Options.
 const (
 	DefaultMaxClients     = 10000
+	DefaultMaxUnixClients = 1024
 	DefaultMaxRequest     = resp.DefaultMaxRequest
-	DefaultRequestTimeout = 30 * time.Second
+	DefaultRequestTimeout = 10 * time.Second
+	DefaultAuthTimeout    = 5 * time.Second
+	DefaultIdleTimeout    = 5 * time.Minute
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultDrainTimeout   = 10 * time.Second
 	// SocketName is the daemon's socket inside its data directory.
@@ -42,17 +45,30 @@ type Options struct {
 	Listen string
 	// AuthToken is required with Listen.
 	AuthToken string
-	// MaxClients bounds open connections; one more is told so and closed.
+	// MaxClients bounds open TCP connections; one more is told so and
+	// closed.
 	MaxClients int
+	// MaxUnixClients bounds open Unix socket connections. It is a budget
+	// of its own, so that however many TCP clients connect, the owner can
+	// still reach the daemon on its socket.
+	MaxUnixClients int
 	// MaxRequest bounds one command's bytes; a larger one is refused and
-	// its connection closed (the stream cannot be resynchronised).
+	// its connection closed (the stream cannot be resynchronised). Before
+	// AUTH, a TCP connection may send at most 4 KiB per request.
 	MaxRequest int
-	// IdleTimeout closes a connection that sends nothing for this long;
-	// 0 means never.
-	IdleTimeout time.Duration
-	// RequestTimeout bounds how long a client may take to send the rest
-	// of a command it started (slow clients).
+	// RequestTimeout bounds the time from a request's first byte to its
+	// last: a client that trickles a request is closed when it runs out,
+	// however steadily it sends.
 	RequestTimeout time.Duration
+	// AuthTimeout is how long a TCP connection may take to authenticate
+	// after it connects; past it, it is closed.
+	AuthTimeout time.Duration
+	// IdleTimeout closes a TCP connection that sends nothing for this
+	// long; negative means never.
+	IdleTimeout time.Duration
+	// UnixIdleTimeout closes a Unix socket connection that sends nothing
+	// for this long; zero (the default) means never.
+	UnixIdleTimeout time.Duration
 	// WriteTimeout bounds how long a client may take to read a reply.
 	WriteTimeout time.Duration
 	// DrainTimeout bounds the wait for in-flight commands at shutdown;
@@ -69,12 +85,25 @@ func (o Options) withDefaults() Options {
 	if o.MaxClients <= 0 {
 		o.MaxClients = DefaultMaxClients
 	}
+	if o.MaxUnixClients <= 0 {
+		o.MaxUnixClients = DefaultMaxUnixClients
+	}
 	if o.MaxRequest <= 0 {
 		o.MaxRequest = DefaultMaxRequest
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
+	if o.AuthTimeout <= 0 {
+		o.AuthTimeout = DefaultAuthTimeout
+	}
+	switch {
+	case o.IdleTimeout == 0:
+		o.IdleTimeout = DefaultIdleTimeout
+	case o.IdleTimeout < 0:
+		o.IdleTimeout = 0
+	}
+	o.UnixIdleTimeout = max(o.UnixIdleTimeout, 0)
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
 	}
@@ -103,8 +132,12 @@ type Server struct {
 	lns      []net.Listener
 	unixPath string
 
+	token [sha256.Size]byte // digest of Options.AuthToken
+	auth  authGate
+
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
+	nTCP     int // of conns, those that came over TCP
 	nextID   atomic.Int64
 	served   bool
 	stopOnce sync.Once
@@ -117,6 +150,7 @@ type Server struct {
 // refuses a second daemon on the same data directory).
 func New(db *cube.DB, o Options) (*Server, error) {
 	o = o.withDefaults()
+	o.MaxClients, o.MaxUnixClients = fitFDs(o.Logger, o.MaxClients, o.MaxUnixClients)
 	if o.Socket == "" && o.Listen == "" {
 		return nil, ErrNoListener
 	}
@@ -129,6 +163,7 @@ func New(db *cube.DB, o Options) (*Server, error) {
 		conns:   map[*conn]struct{}{},
 		stop:    make(chan struct{}),
 		started: time.Now(),
+		token:   tokenDigest([]byte(o.AuthToken)),
 	}
 	s.table = commandTable()
 	s.byName = make(map[string]*Command, len(s.table))
@@ -307,25 +342,33 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, tcp bool) {
 		delay = 0
 		c := newConn(s, nc, tcp)
 		s.mu.Lock()
-		if len(s.conns) >= s.o.MaxClients || s.draining.Load() {
+		if n, limit := s.budget(tcp); n >= limit || s.draining.Load() {
 			s.mu.Unlock()
 			s.stats.rejected.Add(1)
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
 			if s.draining.Load() {
 				nc.Write([]byte("-SHUTDOWN the server is shutting down\r\n"))
+			} else if tcp {
+				fmt.Fprintf(nc, "-ERR max number of clients reached (%d TCP connections, --max-clients)\r\n", limit)
 			} else {
-				nc.Write([]byte("-ERR max number of clients reached\r\n"))
+				fmt.Fprintf(nc, "-ERR max number of clients reached (%d Unix socket connections, --max-unix-clients)\r\n", limit)
 			}
 			nc.Close()
 			continue
 		}
 		s.conns[c] = struct{}{}
+		if tcp {
+			s.nTCP++
+		}
 		s.mu.Unlock()
 		s.stats.accepted.Add(1)
 		go func() {
 			defer func() {
 				s.mu.Lock()
 				delete(s.conns, c)
+				if tcp {
+					s.nTCP--
+				}
 				s.mu.Unlock()
 			}()
 			c.serve(ctx)
@@ -340,6 +383,11 @@ func (s *Server) clients() int {
 	return len(s.conns)
 }
 
-func (s *Server) checkToken(tok []byte) bool {
-	return s.o.AuthToken != "" && subtle.ConstantTimeCompare(tok, []byte(s.o.AuthToken)) == 1
+// budget returns the open connections of a listener's kind and their
+// limit; s.mu is held.
+func (s *Server) budget(tcp bool) (n, limit int) {
+	if tcp {
+		return s.nTCP, s.o.MaxClients
+	}
+	return len(s.conns) - s.nTCP, s.o.MaxUnixClients
 }

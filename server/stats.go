@@ -38,7 +38,7 @@ type CommandStat struct {
 type serverStats struct {
 	byCmd map[*Command]*cmdStat
 
-	accepted, rejected, timedOut, protoErrors, unknown, cancelled atomic.Int64
+	accepted, rejected, timedOut, protoErrors, unknown, cancelled, authFailures atomic.Int64
 
 	reg        *prometheus.Registry
 	progRuns   *prometheus.CounterVec

@@ -18,7 +18,8 @@ const (
 	Write Flags = 1 << iota
 	// ReadOnly: the command only reads.
 	ReadOnly
-	// NoAuth: allowed before AUTH on a TCP connection.
+	// NoAuth: allowed before AUTH on a TCP connection. Only PING, HELLO,
+	// AUTH and QUIT have it: a stranger learns nothing of the daemon.
 	NoAuth
 	// Admin: acts on the daemon rather than on data.
 	Admin
@@ -109,7 +110,7 @@ func commandTable() []*Command {
 			Doc: "Authenticates a TCP connection with the daemon's token (--auth-file or CUBE_AUTH).", run: cmdAuth},
 		{Name: "QUIT", Synopsis: "QUIT", Arity: -1, Flags: NoAuth | Fast, Group: "server",
 			Doc: "Replies OK and closes the connection.", run: cmdQuit},
-		{Name: "HELP", Synopsis: "HELP [command]", Arity: -1, Flags: NoAuth, Group: "server",
+		{Name: "HELP", Synopsis: "HELP [command]", Arity: -1, Group: "server",
 			Doc: "Lists the commands, or describes one.", run: cmdHelp},
 		{Name: "COMMAND", Synopsis: "COMMAND [COUNT | LIST | INFO name... | DOCS name...]", Arity: -1, Flags: ReadOnly, Group: "server",
 			Doc: "Describes the commands in Redis's format, so that redis-cli and client libraries learn them.", run: cmdCommand},

@@ -65,7 +65,7 @@ func Parse(buf []byte, args [][]byte, lim Limits) (n int, out [][]byte, err erro
 		return 0, out, nil
 	}
 	if buf[0] != '*' {
-		return parseInline(buf, out)
+		return parseInline(buf, out, min(MaxInline, lim.MaxRequest))
 	}
 	line, i, err := readLine(buf, 1, 32)
 	if err != nil || line == nil {
@@ -146,13 +146,13 @@ func parseLen(b []byte) (int, bool) {
 	return n, true
 }
 
-// parseInline splits a telnet-style line on blanks, honouring "..." (with
+// parseInline splits a telnet-style line of at most limit bytes on blanks, honouring "..." (with
 // \n \r \t \\ \" \xHH escapes) and '...' like redis-server.
-func parseInline(buf []byte, out [][]byte) (int, [][]byte, error) {
-	j := bytes.IndexByte(buf[:min(len(buf), MaxInline+1)], '\n')
+func parseInline(buf []byte, out [][]byte, limit int) (int, [][]byte, error) {
+	j := bytes.IndexByte(buf[:min(len(buf), limit+1)], '\n')
 	if j < 0 {
-		if len(buf) > MaxInline {
-			return 0, out, fmt.Errorf("%w: inline command over %d bytes", ErrTooLarge, MaxInline)
+		if len(buf) > limit {
+			return 0, out, fmt.Errorf("%w: inline command over %d bytes", ErrTooLarge, limit)
 		}
 		return 0, out, nil
 	}
