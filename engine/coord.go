@@ -58,9 +58,12 @@ func checkLabel(s string) error {
 	return nil
 }
 
+// checkWeight refuses what would make ShortestPath's answer wrong: a
+// negative weight lets a longer path cost less than one already settled.
+// NaN fails every comparison, so !(w >= 0) catches it with the negatives.
 func checkWeight(w float64) error {
-	if math.IsNaN(w) || math.IsInf(w, 0) {
-		return fmt.Errorf("%w (got %v)", ErrBadWeight, w)
+	if !(w >= 0) || math.IsInf(w, 1) {
+		return fmt.Errorf("%w, got %v", ErrBadWeight, w)
 	}
 	return nil
 }

@@ -116,6 +116,8 @@ func TestBadInput(t *testing.T) {
 		{"too large", engine.ErrValueTooLarge, func() error { return ns.Put(ctx, []int32{1, 2}, []byte("12345")) }},
 		{"nan", engine.ErrBadWeight, func() error { return ns.Link(ctx, []int32{0, 0}, []int32{1, 1}, "r", math.NaN(), nil) }},
 		{"inf", engine.ErrBadWeight, func() error { return ns.Link(ctx, []int32{0, 0}, []int32{1, 1}, "r", math.Inf(1), nil) }},
+		{"-inf", engine.ErrBadWeight, func() error { return ns.Link(ctx, []int32{0, 0}, []int32{1, 1}, "r", math.Inf(-1), nil) }},
+		{"negative", engine.ErrBadWeight, func() error { return ns.Link(ctx, []int32{0, 0}, []int32{1, 1}, "r", -5, nil) }},
 		{"empty label", engine.ErrBadName, func() error { return ns.Link(ctx, []int32{0, 0}, []int32{1, 1}, "", 1, nil) }},
 		{"box", engine.ErrBadBox, func() error { _, err := ns.Count(ctx, []int32{5, 0}, []int32{4, 0}); return err }},
 		{"dims 0", engine.ErrBadOptions, func() error {

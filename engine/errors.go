@@ -21,8 +21,10 @@ var (
 	ErrBadBox = errors.New("engine: bad box")
 	// ErrValueTooLarge: a value over the namespace's MaxValueSize.
 	ErrValueTooLarge = errors.New("engine: value too large")
-	// ErrBadWeight: an edge weight that is NaN or infinite.
-	ErrBadWeight = errors.New("engine: edge weight must be a finite number")
+	// ErrBadWeight: an edge weight that is negative, NaN or infinite.
+	// ShortestPath is Dijkstra's algorithm, whose answer is least only
+	// over non-negative weights.
+	ErrBadWeight = errors.New("engine: edge weight must be a finite number >= 0")
 	// ErrBadName: a namespace or label name that is empty, too long or
 	// has control characters.
 	ErrBadName = errors.New("engine: bad name")

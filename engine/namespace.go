@@ -358,8 +358,9 @@ func (ns *Namespace) Count(ctx context.Context, min, max []int32) (int, error) {
 	return n, err
 }
 
-// Link creates or replaces the edge from -[label]-> to, with a weight and
-// optional bytes. It is as durable as Put.
+// Link creates or replaces the edge from -[label]-> to, with a weight (a
+// finite number >= 0, else ErrBadWeight) and optional bytes. It is as
+// durable as Put.
 func (ns *Namespace) Link(ctx context.Context, from, to []int32, label string, weight float64, value []byte) error {
 	return ns.Update(ctx, func(tx *Tx) error { return tx.Link(from, to, label, weight, value) })
 }
@@ -394,7 +395,8 @@ func (ns *Namespace) Walk(ctx context.Context, start []int32, o WalkOptions) ([]
 	return out, err
 }
 
-// ShortestPath finds the least-weight path on a snapshot taken now.
+// ShortestPath finds the least-weight path on a snapshot taken now (weights
+// are non-negative; see Tx.ShortestPath).
 func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
 	var p Path
 	var ok bool

@@ -253,7 +253,9 @@ func (tx *Tx) edgeTrees() *edgeTrees {
 	return tx.edges
 }
 
-// Link creates or replaces the edge from -[label]-> to.
+// Link creates or replaces the edge from -[label]-> to. The weight must
+// be a finite number >= 0 (ErrBadWeight otherwise): it is what
+// ShortestPath adds up.
 func (tx *Tx) Link(from, to []int32, label string, weight float64, value []byte) error {
 	if err := tx.check(true); err != nil {
 		return err
@@ -429,7 +431,12 @@ func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, e
 
 // ShortestPath returns the least-weight path from one coordinate to another
 // over edges with the label ("" = any) in the direction; ok is false when
-// there is none. Weights must be non-negative for the answer to be least.
+// there is none.
+//
+// It is Dijkstra's algorithm, so weights are non-negative: Link refuses a
+// negative, NaN or infinite weight with ErrBadWeight. An edge with a
+// negative weight left by an older cube makes ShortestPath fail with
+// ErrBadWeight, naming the edge, rather than answer wrongly.
 func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
 	if err := tx.check(false); err != nil {
 		return Path{}, false, err

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -123,7 +124,9 @@ func (q *pq) Pop() any {
 	return it
 }
 
-// shortestPath is Dijkstra's algorithm over edge weights.
+// shortestPath is Dijkstra's algorithm over edge weights, which must be
+// non-negative (checkWeight): once a node is settled no cheaper way to it
+// is looked for.
 func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, label string, dir Direction) (Path, bool, error) {
 	dist := map[pkey]float64{from: 0}
 	prev := map[pkey]pkey{}
@@ -153,7 +156,14 @@ func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, la
 				return Path{}, false, err
 			}
 		}
+		var bad error
 		g.neighbours(cur.c, label, dir, func(m pkey, w float64) bool {
+			if !(w >= 0) {
+				// Link refuses these; a store written by an older cube may
+				// still hold one. A wrong answer is worse than none.
+				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, cur.c[:dims], m[:dims], w)
+				return false
+			}
 			if done[m] {
 				return true
 			}
@@ -165,6 +175,9 @@ func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, la
 			}
 			return true
 		})
+		if bad != nil {
+			return Path{}, false, bad
+		}
 	}
 	return Path{}, false, nil
 }

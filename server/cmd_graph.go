@@ -35,8 +35,10 @@ func prepLink(cl *call) (*engine.Namespace, txOp, error) {
 			return nil
 		}
 		w, err := strconv.ParseFloat(string(v[0]), 64)
-		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) {
-			return usageErr("WEIGHT must be a finite number, got '%s'", clip(v[0]))
+		// The engine refuses the same (engine.ErrBadWeight); saying it here
+		// quotes the argument as typed.
+		if err != nil || !(w >= 0) || math.IsInf(w, 1) {
+			return usageErr("WEIGHT must be a finite number >= 0, got '%s'", clip(v[0]))
 		}
 		weight = w
 		return nil
