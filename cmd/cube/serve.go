@@ -22,8 +22,9 @@ type serveCommand struct{ *env }
 
 func (c *serveCommand) Usage() string {
 	return `usage: cube serve [--data DIR] [--socket PATH] [--listen ADDR] [--auth-file F]
-                  [--metrics ADDR] [--sync always|interval|none] [--max-clients N]
-                  [--idle-timeout D]
+                  [--metrics ADDR] [--sync always|interval|none]
+                  [--max-clients N] [--max-unix-clients N] [--idle-timeout D]
+                  [--unix-idle-timeout D] [--request-timeout D] [--auth-timeout D]
 
 Runs the daemon on the data directory (--data, $CUBE_DATA or ./cube.data).
 It listens on DIR/cube.sock (mode 0600) and, with --listen, on TCP too, where
@@ -34,6 +35,15 @@ checkpoints, removes the socket and exits 0.
 --sync always (default) acknowledges a write after it is on disk; interval
 syncs every 250 ms (a crash loses at most about that); none is for bulk loads.
 --metrics ADDR serves Prometheus metrics at http://ADDR/metrics.
+
+Limits on clients: --max-clients bounds TCP connections and --max-unix-clients
+the socket's, a budget of its own, so network clients never lock the owner
+out. A TCP connection must authenticate within --auth-timeout (default 5s)
+and may send only 4 KiB requests until it has; every request must arrive
+whole within --request-timeout (default 10s) of its first byte; idle TCP
+connections close after --idle-timeout (default 5m, 0 never), socket ones
+after --unix-idle-timeout (default 0, never: a REPL keeps its session state
+in its connection).
 `
 }
 
@@ -47,13 +57,26 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	authFile := fs.String("auth-file", "", "file holding the AUTH token")
 	metrics := fs.String("metrics", "", "address for Prometheus metrics")
 	syncMode := fs.String("sync", "always", "always, interval or none")
-	maxClients := fs.Int("max-clients", server.DefaultMaxClients, "most open connections")
-	idle := fs.Duration("idle-timeout", 0, "close connections idle this long (0: never)")
+	maxClients := fs.Int("max-clients", server.DefaultMaxClients, "most open TCP connections")
+	maxUnix := fs.Int("max-unix-clients", server.DefaultMaxUnixClients, "most open Unix socket connections")
+	idle := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "close TCP connections idle this long (0: never)")
+	unixIdle := fs.Duration("unix-idle-timeout", 0, "close Unix socket connections idle this long (0: never)")
+	reqTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "time a request may take to arrive, from its first byte")
+	authTimeout := fs.Duration("auth-timeout", server.DefaultAuthTimeout, "time a TCP connection may take to AUTH")
 	if err := fs.Parse(args); err != nil {
 		return usagef("serve: %v", err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if *maxClients < 1 || *maxUnix < 1 {
+		return usagef("serve: --max-clients and --max-unix-clients must be at least 1")
+	}
+	if *idle < 0 || *unixIdle < 0 || *reqTimeout <= 0 || *authTimeout <= 0 {
+		return usagef("serve: --request-timeout and --auth-timeout must be positive, --idle-timeout and --unix-idle-timeout 0 (never) or positive")
+	}
+	if *idle == 0 {
+		*idle = -1 // server.Options: negative is never, zero the default
 	}
 	mode, err := parseSync(*syncMode)
 	if err != nil {
@@ -85,8 +108,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: open %s: %w", *data, err)
 	}
 	srv, err := server.New(db, server.Options{
-		Socket: *sock, Listen: *listen, AuthToken: token, MaxClients: *maxClients,
-		IdleTimeout: *idle, Version: version(), Logger: log,
+		Socket: *sock, Listen: *listen, AuthToken: token,
+		MaxClients: *maxClients, MaxUnixClients: *maxUnix,
+		IdleTimeout: *idle, UnixIdleTimeout: *unixIdle,
+		RequestTimeout: *reqTimeout, AuthTimeout: *authTimeout,
+		Version: version(), Logger: log,
 	})
 	if err != nil {
 		db.Close()
