@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -26,11 +27,41 @@ const txSize = 4
 // crashEpoch is how many SIGKILL cycles share one data directory.
 const crashEpoch = 100
 
+// crashMinAcked is how many writes the child must have acknowledged in a
+// cycle before the parent picks its moment to kill it: each cycle then
+// checks at least that many. About 250 are acknowledged per cycle on a
+// quiet 2-core machine; 20 leaves room for a noisy one.
+const crashMinAcked = 20
+
+// crashAckTimeout bounds the wait for crashMinAcked acknowledgements: a
+// child that cannot write fails the test instead of hanging it.
+const crashAckTimeout = 60 * time.Second
+
 // TestProcessCrash runs this test binary as a child that writes under load
 // — concurrent writers, single puts and multi-write transactions — and
-// reports every acknowledged write on stdout. The parent SIGKILLs it at a
-// random moment, reopens the store, and checks that every acknowledged
-// write is there and that no transaction is there in part.
+// reports every acknowledged write on stdout. Once it has acknowledged
+// crashMinAcked writes, the parent SIGKILLs it at a random moment, reopens
+// the store, and checks that every acknowledged write is there and that no
+// transaction is there in part.
+//
+// The test fails, too, unless the child died of that SIGKILL (not of its
+// own accord: a write error makes it report "error ..." and exit 3), and
+// unless each cycle saw at least crashMinAcked acknowledgements.
+//
+// Deliberate breaks this test was seen to catch (each made, run, failed,
+// restored):
+//   - the child's Put failing (a 2-dimensional coordinate in a
+//     3-dimensional namespace): "the child reported an error" and "exited
+//     with status 3, not SIGKILL";
+//   - the child's writes failing silently (errors ignored, nothing
+//     acknowledged): "no 20 acknowledged writes within 1m0s";
+//   - engine: the wait for durability dropped before acknowledging
+//     (DB.waitDurable returning nil): an acknowledged write missing after
+//     the kill ("found 0 of 1 writes"), within a few cycles;
+//   - wal: f.Sync() dropped from the log's flusher: NOT caught, and cannot
+//     be: a SIGKILL leaves the OS page cache intact, so unsynced writes
+//     survive a process crash. TestPowerLoss and
+//     TestPowerLossGroupCommit (vfs.MemFS) catch that break.
 func TestProcessCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -41,6 +72,7 @@ func TestProcessCrash(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	type key struct{ cycle, w, n int }
 	acked := map[key]byte{} // 'p' single put, 't' transaction
+	checked := 0
 	for cycle := 0; cycle < *crashCycles; cycle++ {
 		if cycle > 0 && cycle%crashEpoch == 0 {
 			// A fresh store every crashEpoch cycles: each cycle reopens and
@@ -56,35 +88,51 @@ func TestProcessCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Stderr = os.Stderr
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		ready := make(chan struct{})
+		enough := make(chan struct{}) // crashMinAcked acknowledged, or stdout ended
 		var mu sync.Mutex
-		var lines []string
+		var lines, errs []string
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			sc := bufio.NewScanner(out)
-			once := sync.OnceFunc(func() { close(ready) })
+			once := sync.OnceFunc(func() { close(enough) })
+			n := 0
 			for sc.Scan() {
-				if sc.Text() == "ready" {
-					once()
-					continue
-				}
+				l := sc.Text()
 				mu.Lock()
-				lines = append(lines, sc.Text())
+				if strings.HasPrefix(l, "error ") {
+					errs = append(errs, l)
+				} else if l != "ready" {
+					lines = append(lines, l)
+					if n++; n == crashMinAcked {
+						once()
+					}
+				}
 				mu.Unlock()
 			}
 			once()
 		}()
-		<-ready
-		time.Sleep(time.Duration(5+rng.IntN(150)) * time.Millisecond)
+		select {
+		case <-enough:
+		case <-time.After(crashAckTimeout):
+		}
+		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-done
 		cmd.Wait()
 		mu.Lock()
+		if len(errs) > 0 {
+			t.Fatalf("cycle %d: the child reported an error:\n%s\nstderr:\n%s", cycle, strings.Join(errs, "\n"), &stderr)
+		}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("cycle %d: the child ended with %s, not by SIGKILL; stderr:\n%s", cycle, cmd.ProcessState, &stderr)
+		}
+		n := 0
 		for _, l := range lines {
 			var k key
 			var kind byte
@@ -92,8 +140,13 @@ func TestProcessCrash(t *testing.T) {
 				continue // a line cut by the kill was never complete, so never acknowledged
 			}
 			acked[k] = kind
+			n++
 		}
 		mu.Unlock()
+		if n < crashMinAcked {
+			t.Fatalf("cycle %d: no %d acknowledged writes within %v (got %d); stderr:\n%s", cycle, crashMinAcked, crashAckTimeout, n, &stderr)
+		}
+		checked += n
 
 		db, err := engine.Open(dir, engine.Options{})
 		if err != nil {
@@ -152,7 +205,7 @@ func TestProcessCrash(t *testing.T) {
 			t.Fatalf("cycle %d: close: %v", cycle, err)
 		}
 	}
-	t.Logf("%d acknowledged operations checked", len(acked))
+	t.Logf("%d acknowledged operations checked (%d acknowledged in the %d cycles)", len(acked), checked, *crashCycles)
 }
 
 // TestCrashChild is the child of TestProcessCrash; it does nothing unless
@@ -165,14 +218,14 @@ func TestCrashChild(t *testing.T) {
 	cycle, _ := strconv.Atoi(os.Getenv("CUBE_CRASH_CYCLE"))
 	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncMode(envInt("CUBE_CRASH_SYNC")), SegmentSize: 128 << 10, CheckpointLogSize: 512 << 10, CheckpointInterval: 50 * time.Millisecond})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child open:", err)
+		fmt.Printf("error open: %v\n", err)
 		os.Exit(3)
 	}
 	ctx := context.Background()
 	ns, err := db.Namespace("crash")
 	if err != nil {
 		if ns, err = db.CreateNamespace(ctx, "crash", engine.NamespaceOptions{Dims: 3}); err != nil {
-			fmt.Fprintln(os.Stderr, "child create:", err)
+			fmt.Printf("error create: %v\n", err)
 			os.Exit(3)
 		}
 	}
@@ -181,6 +234,14 @@ func TestCrashChild(t *testing.T) {
 		outMu.Lock()
 		fmt.Fprintf(os.Stdout, "%c %d %d %d\n", kind, cycle, w, n)
 		outMu.Unlock()
+	}
+	// A failed write is reported on the protocol, so that the parent fails
+	// even if it reads stdout only, and ends the child with status 3.
+	fail := func(what string, err error) {
+		outMu.Lock()
+		fmt.Fprintf(os.Stdout, "error %s: %v\n", what, err)
+		fmt.Fprintf(os.Stderr, "child %s: %v\n", what, err)
+		os.Exit(3)
 	}
 	fmt.Println("ready")
 	var wg sync.WaitGroup
@@ -193,8 +254,7 @@ func TestCrashChild(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					v := fmt.Appendf(nil, "p:%d:%d:%d", cycle, w, n)
 					if err := ns.Put(ctx, []int32{int32(cycle), int32(w), int32(n)}, v); err != nil {
-						fmt.Fprintln(os.Stderr, "child put:", err)
-						os.Exit(3)
+						fail("put", err)
 					}
 					ack('p', w, n)
 					continue
@@ -209,8 +269,7 @@ func TestCrashChild(t *testing.T) {
 					return nil
 				})
 				if err != nil {
-					fmt.Fprintln(os.Stderr, "child tx:", err)
-					os.Exit(3)
+					fail("tx", err)
 				}
 				ack('t', w, n)
 			}
