@@ -12,7 +12,7 @@ import (
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
-var errNoAuth = errors.New("NOAUTH Authentication required: send AUTH <token> first")
+var errNoAuth = errors.New("NOAUTH Authentication required: send AUTH <token> first (before it, only PING, HELLO, AUTH and QUIT work)")
 
 // ns resolves a namespace argument.
 func (cl *call) ns(arg []byte) (*engine.Namespace, error) {

@@ -321,6 +321,11 @@ func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) {
 // run runs one command and appends its reply.
 func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 	start := time.Now()
+	if cmd == nil && !c.authed {
+		// A stranger is not told which commands exist.
+		c.w.Error(errorText(errNoAuth))
+		return
+	}
 	if cmd == nil {
 		c.s.stats.unknown.Add(1)
 		c.w.Error(unknownText(args))
