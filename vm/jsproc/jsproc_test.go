@@ -1,0 +1,83 @@
+package jsproc_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/vm/jsproc"
+	"github.com/cubelinux/cube/vm/vmtest"
+)
+
+// The test binary is its own worker: started with CUBE_JSPROC_WORKER=1 it
+// serves requests on its standard input and output instead of testing.
+func TestMain(m *testing.M) {
+	if os.Getenv("CUBE_JSPROC_WORKER") == "1" {
+		if err := jsproc.Serve(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func newPool(t testing.TB, o jsproc.Options) *jsproc.Pool {
+	t.Helper()
+	o.Command = []string{os.Args[0]}
+	o.Env = append(o.Env, "CUBE_JSPROC_WORKER=1")
+	p, err := jsproc.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+func compile(t testing.TB, p *jsproc.Pool, code string, lim vm.Limits) vm.Program {
+	t.Helper()
+	prg, err := p.Compile(context.Background(), []byte(code), lim)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return prg
+}
+
+// TestHostAcrossProcesses runs every kind of host call from a worker and
+// checks what the host saw and what the program returned.
+func TestHostAcrossProcesses(t *testing.T) {
+	p := newPool(t, jsproc.Options{})
+	h := vmtest.NewHost(2)
+	prg := compile(t, p, `function run(args) {
+		for (let i = 0; i < 600; i++) cube.put([i, 0], "v" + i);
+		cube.del([5, 0]);
+		let n = 0, sum = 0;
+		for (const {c, v} of cube.region([0, 0], [599, 0])) { n++; sum += c[0]; }
+		cube.log("scanned", n);
+		cube.link([1, 0], [2, 0], "road", {weight: 2.5});
+		cube.link([2, 0], [3, 0], "road", {weight: 1});
+		const edges = cube.edges([1, 0]).length;
+		const walk = cube.walk([1, 0], {depth: 5}).length;
+		const path = cube.path([1, 0], [3, 0]);
+		return JSON.stringify({get: cube.get([7, 0]), miss: cube.get([5, 0]), n, sum, edges, walk, w: path.weight, args: cube.args});
+	}`, vm.Limits{})
+	res, err := prg.Run(context.Background(), h, []byte("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"get":"v7","miss":null,"n":599,"sum":179695,"edges":1,"walk":3,"w":3.5,"args":"hi"}`
+	if got := string(res.Output); got != want {
+		t.Fatalf("output %s, want %s", got, want)
+	}
+	if res.Writes != 603 {
+		t.Errorf("writes %d, want 603", res.Writes)
+	}
+	if len(res.Logs) != 1 || res.Logs[0] != "scanned 599" {
+		t.Errorf("logs %q, want [scanned 599]", res.Logs)
+	}
+	if h.Len() != 599 {
+		t.Errorf("host holds %d points, want 599", h.Len())
+	}
+}

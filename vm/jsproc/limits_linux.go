@@ -1,0 +1,48 @@
+package jsproc
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// hardMemory reports whether the worker's memory limit is enforced by the
+// kernel on this system.
+const hardMemory = true
+
+// limitData sets the worker's RLIMIT_DATA: anonymous writable memory past
+// it is refused, and the Go runtime then ends the process.
+func limitData(n int64) {
+	var l unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_DATA, &l) != nil {
+		return
+	}
+	l.Cur = min(uint64(n), l.Max)
+	_ = unix.Setrlimit(unix.RLIMIT_DATA, &l)
+}
+
+// dataSize reads the process's data segment (VmData), the figure
+// RLIMIT_DATA bounds.
+func dataSize() int64 {
+	return procStatus("VmData:")
+}
+
+// procStatus reads a kB field of /proc/self/status, in bytes.
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	i := bytes.Index(b, []byte(field))
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(b[i+len(field):])
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(f[0]), 10, 64)
+	return n << 10
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package jsproc
+
+const hardMemory = false
+
+func limitData(int64) {}
+
+func dataSize() int64 { return 0 }

@@ -1,0 +1,160 @@
+package jsproc_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/vm/jsproc"
+	"github.com/cubelinux/cube/vm/vmtest"
+)
+
+// The bombs that escaped the in-process limits: each builds a huge value
+// inside one native built-in, where neither Interrupt nor a heap watchdog
+// reaches. In a worker they end with the run's limit, and the daemon's
+// own heap does not grow.
+var bombs = []struct{ name, code string }{
+	{"stringify", `JSON.stringify(new Array(300).fill('x'.repeat(1<<20)))`},
+	{"replaceAll", `'a'.repeat(1<<16).replaceAll('a', 'x'.repeat(4096))`},
+	{"Array.from", `Array.from({length: 2e7})`},
+	{"doubling", `let s = 'x'; for (;;) s += s`},
+	{"spin", `for (;;) {}`},
+}
+
+// TestBombsStopAtLimits catches: no RLIMIT_DATA in the worker (the bombs
+// grow to GiBs and finish or stop only at the time limit: seen with
+// limitData made a no-op, stringify then ran ~4 s), and no kill after the
+// grace (the native built-ins then overran by seconds: seen with the
+// AfterFunc removed).
+func TestBombsStopAtLimits(t *testing.T) {
+	if !jsproc.HardMemory {
+		t.Skip("no kernel memory limit on this system")
+	}
+	p := newPool(t, jsproc.Options{})
+	const timeout = time.Second
+	lim := vm.Limits{Timeout: timeout, MemoryBytes: 16 << 20}
+	before := heapInUse()
+	for _, b := range bombs {
+		t.Run(b.name, func(t *testing.T) {
+			prg := compile(t, p, "function run() { "+b.code+"; return 'finished' }", lim)
+			start := time.Now()
+			res, err := prg.Run(context.Background(), vmtest.NewHost(2), nil)
+			took := time.Since(start)
+			if err == nil {
+				t.Fatalf("finished with %d bytes of output", len(res.Output))
+			}
+			k := vm.KindOf(err)
+			if k == vm.KindTrap && raceBuild {
+				t.Skipf("under the race detector: %v", err)
+			}
+			if k != vm.KindMemoryLimit && k != vm.KindTimeout {
+				t.Fatalf("error %v (kind %v), want a memory or time limit", err, k)
+			}
+			// 100 ms is the promise; the rest is margin for a loaded
+			// 2-core machine under -race (a worker's start is in it).
+			if over := took - timeout; over > 400*time.Millisecond {
+				t.Errorf("took %v: %v past the time limit", took, over)
+			}
+			t.Logf("%v after %v", err, took.Round(time.Millisecond))
+		})
+	}
+	if grown := heapInUse() - before; grown > 64<<20 {
+		t.Errorf("the pool's own heap grew by %d MiB", grown>>20)
+	}
+}
+
+// TestGarbageDoesNotOpenTheLimit: a run that leaves a lot of garbage
+// behind must not give the next run room past its own limit (the
+// in-process watchdog measured growth from the process heap at the start
+// of a run, so after 1 GB of garbage the same bomb succeeded).
+func TestGarbageDoesNotOpenTheLimit(t *testing.T) {
+	if !jsproc.HardMemory {
+		t.Skip("no kernel memory limit on this system")
+	}
+	p := newPool(t, jsproc.Options{MaxWorkers: 1})
+	big := compile(t, p, `function run() { let a = []; for (let i = 0; i < 100; i++) a.push('y'.repeat(1<<20)); return a.length }`, vm.Limits{MemoryBytes: 256 << 20, Timeout: time.Minute})
+	if _, err := big.Run(context.Background(), vmtest.NewHost(2), nil); err != nil {
+		t.Fatal(err)
+	}
+	bomb := compile(t, p, `function run() { let s = "x"; for (;;) s += s }`, vm.Limits{MemoryBytes: 16 << 20, Timeout: 10 * time.Second})
+	res, err := bomb.Run(context.Background(), vmtest.NewHost(2), nil)
+	if vm.KindOf(err) != vm.KindMemoryLimit {
+		t.Fatalf("after garbage: %q, %v; want a memory limit error", res.Output, err)
+	}
+}
+
+func TestSessionKeepsStateAndSaysWhenLost(t *testing.T) {
+	p := newPool(t, jsproc.Options{})
+	h := vmtest.NewHost(2)
+	s := p.NewSession(vm.Limits{Timeout: time.Second, MemoryBytes: 16 << 20})
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.EvalArgs(ctx, h, "var n = 41; function inc() { return ++n }", nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.EvalArgs(ctx, h, "inc()", nil)
+	if err != nil || string(c.Output) != "42" || c.Type != "number" {
+		t.Fatalf("inc() = %q (%s), %v; want 42", c.Output, c.Type, err)
+	}
+	_, err = s.EvalArgs(ctx, h, "let s = 'x'; for (;;) s += s", nil)
+	if !jsproc.HardMemory {
+		return
+	}
+	if vm.KindOf(err) == vm.KindTrap && raceBuild {
+		t.Skipf("under the race detector: %v", err)
+	}
+	if vm.KindOf(err) != vm.KindMemoryLimit || !strings.Contains(err.Error(), "variables were lost") {
+		t.Fatalf("bomb: %v; want a memory limit error saying the session's state was lost", err)
+	}
+	c, err = s.EvalArgs(ctx, h, "typeof n", nil)
+	if err != nil || string(c.Output) != "undefined" {
+		t.Fatalf("after the loss, typeof n = %q, %v; want a fresh session", c.Output, err)
+	}
+}
+
+// TestCancelStopsARun: the caller's cancellation (a client that closed its
+// connection) ends a run stuck in a built-in within the grace.
+func TestCancelStopsARun(t *testing.T) {
+	p := newPool(t, jsproc.Options{})
+	prg := compile(t, p, `function run() { JSON.stringify(new Array(3000).fill('x'.repeat(1<<20))) }`, vm.Limits{Timeout: time.Minute, MemoryBytes: 8 << 30})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := prg.Run(ctx, vmtest.NewHost(2), nil)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("cancelled after 300 ms, returned after %v", took)
+	}
+	if vm.KindOf(err) != vm.KindAborted && vm.KindOf(err) != vm.KindMemoryLimit {
+		t.Fatalf("err %v, want aborted", err)
+	}
+}
+
+func TestErrorsKeepTheirIdentity(t *testing.T) {
+	p := newPool(t, jsproc.Options{})
+	if _, err := p.Compile(context.Background(), []byte("function run( {"), vm.Limits{}); vm.KindOf(err) != vm.KindBadModule {
+		t.Fatalf("syntax error: %v, want bad module", err)
+	}
+	h := vmtest.NewHost(2)
+	h.SetReadOnly(true)
+	prg := compile(t, p, `function run() { cube.put([1, 1], "x") }`, vm.Limits{})
+	if _, err := prg.Run(context.Background(), h, nil); !errors.Is(err, vm.ErrReadOnly) {
+		t.Fatalf("write on a read-only host: %v, want vm.ErrReadOnly", err)
+	}
+	thrower := compile(t, p, `function run() { throw new Error("nope") }`, vm.Limits{})
+	_, err := thrower.Run(context.Background(), h, nil)
+	var ve *vm.Error
+	if !errors.As(err, &ve) || ve.Kind != vm.KindGuest || !strings.Contains(ve.Msg, "nope") || ve.Line != 1 {
+		t.Fatalf("throw: %#v, want a guest error with its line", err)
+	}
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
+}

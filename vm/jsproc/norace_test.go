@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsproc_test
+
+const raceBuild = false

@@ -1,0 +1,263 @@
+package jsproc
+
+import (
+	"bufio"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cubelinux/cube/vm"
+)
+
+// worker is one worker process and its end of the two pipes.
+type worker struct {
+	cmd    *exec.Cmd
+	in     *os.File // its standard input
+	bw     *bufio.Writer
+	enc    *gob.Encoder
+	dec    *gob.Decoder
+	stderr *tail
+	exited chan struct{}
+
+	emu   sync.Mutex // the encoder: the run's goroutine and interrupts
+	progs map[string]bool
+
+	mu   sync.Mutex
+	dead bool
+	cur  *guard
+}
+
+func startWorker(argv, env []string) (*worker, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("jsproc: start worker: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("jsproc: start worker: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin, cmd.Stdout = inR, outW
+	w := &worker{cmd: cmd, in: inW, stderr: &tail{max: 4 << 10}, exited: make(chan struct{}), progs: map[string]bool{}}
+	cmd.Stderr = w.stderr
+	cmd.SysProcAttr = sysProcAttr()
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("jsproc: start worker %s: %w", argv[0], err)
+	}
+	w.bw = bufio.NewWriter(inW)
+	w.enc = gob.NewEncoder(w.bw)
+	w.dec = gob.NewDecoder(bufio.NewReader(outR))
+	go func() {
+		_ = cmd.Wait()
+		outR.Close()
+		close(w.exited)
+	}()
+	// The worker says it is ready once its runtime is warm.
+	ready := make(chan error, 1)
+	go func() {
+		var m message
+		err := w.dec.Decode(&m)
+		if err == nil && m.Done == nil {
+			err = errors.New("it sent something else first")
+		}
+		ready <- err
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(startTimeout):
+		err = fmt.Errorf("it did not say it was ready within %v", startTimeout)
+	}
+	if err != nil {
+		w.kill()
+		w.in.Close()
+		w.wait(time.Second)
+		return nil, fmt.Errorf("jsproc: start worker %s: %v (its standard error: %s)", argv[0], err, lastLine(w.stderr.String()))
+	}
+	return w, nil
+}
+
+// startTimeout bounds a worker's start, a loaded machine included.
+const startTimeout = 30 * time.Second
+
+func (w *worker) send(r *request) error {
+	w.emu.Lock()
+	defer w.emu.Unlock()
+	if err := w.enc.Encode(r); err != nil {
+		return err
+	}
+	return w.bw.Flush()
+}
+
+func (w *worker) kill() {
+	w.mu.Lock()
+	w.dead = true
+	w.mu.Unlock()
+	_ = w.cmd.Process.Kill()
+}
+
+func (w *worker) isDead() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dead
+}
+
+// stop ends an idle worker: its input closes, and it is killed if it does
+// not leave by itself.
+func (w *worker) stop() {
+	w.mu.Lock()
+	w.dead = true
+	w.mu.Unlock()
+	w.in.Close()
+	go func() {
+		select {
+		case <-w.exited:
+		case <-time.After(time.Second):
+			_ = w.cmd.Process.Kill()
+		}
+	}()
+}
+
+func (w *worker) wait(d time.Duration) {
+	select {
+	case <-w.exited:
+	case <-time.After(d):
+	}
+}
+
+func (w *worker) has(key string) bool { return w.progs[key] }
+
+// cached mirrors the worker's program cache after a request for key: the
+// worker empties its cache when it is full, the same rule on both sides.
+func (w *worker) cached(key string, d *done) {
+	if w.progs[key] {
+		return
+	}
+	if len(w.progs) >= maxCachedPrograms {
+		clear(w.progs)
+	}
+	if d.Err == nil || d.Err.Kind != vm.KindBadModule {
+		w.progs[key] = true
+	}
+}
+
+// guard is one request on a worker: the timers that may stop it act only
+// while it is current.
+type guard struct {
+	w      *worker
+	mu     sync.Mutex
+	ended  bool
+	reason vm.ErrorKind
+}
+
+func (w *worker) begin() *guard {
+	g := &guard{w: w}
+	w.mu.Lock()
+	w.cur = g
+	w.mu.Unlock()
+	return g
+}
+
+func (g *guard) end() {
+	g.mu.Lock()
+	g.ended = true
+	g.mu.Unlock()
+}
+
+func (g *guard) kill(why vm.ErrorKind) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ended {
+		return
+	}
+	if g.reason == 0 {
+		g.reason = why
+	}
+	g.w.kill()
+}
+
+func (g *guard) interrupt() {
+	g.mu.Lock()
+	ended := g.ended
+	g.mu.Unlock()
+	if !ended {
+		_ = g.w.send(&request{Op: opInterrupt})
+	}
+}
+
+func (g *guard) killedBy() vm.ErrorKind {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reason
+}
+
+// tail keeps the first and the last bytes a worker wrote to its standard
+// error: a Go runtime's fatal error comes first, its goroutine dump after.
+type tail struct {
+	mu   sync.Mutex
+	max  int
+	head []byte
+	b    []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := min(len(p), t.max-len(t.head)); n > 0 {
+		t.head = append(t.head, p[:n]...)
+	}
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.head) + "\n" + string(t.b)
+}
+
+// outOfMemory recognises the Go runtime's words for a refused allocation.
+func outOfMemory(stderr string) bool {
+	// The race detector's runtime says it its own way (errno 12 is ENOMEM).
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread", "failed to allocate", "errno: 12"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastLine is the first line of the last fatal error in stderr, or its
+// last line.
+func lastLine(s string) string {
+	if i := strings.Index(s, "fatal error:"); i >= 0 {
+		s = s[i:]
+		if j := strings.IndexByte(s, '\n'); j >= 0 {
+			s = s[:j]
+		}
+		return s
+	}
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "(it wrote nothing)"
+	}
+	return s
+}

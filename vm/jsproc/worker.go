@@ -1,0 +1,187 @@
+package jsproc
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"sync"
+
+	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/vm/js"
+)
+
+// dataSlack is what a run may use beyond its memory limit before the kernel
+// refuses the worker more memory: goja's own bookkeeping of the run's
+// objects (a string's header, an array's backing slice growing by
+// doubling) and the host-call buffers.
+const dataSlack = 32 << 20
+
+// maxCachedPrograms bounds the compiled programs one worker keeps.
+const maxCachedPrograms = 256
+
+// Serve is the worker side: it reads requests from r and writes messages
+// to w until r ends, running each request in this process. It is meant to
+// be the whole of a worker process (cube's hidden verb calls it): it sets
+// the process's memory limits, ignores interrupts meant for its parent's
+// terminal, and a run over its memory limit ends the process.
+func Serve(r io.Reader, w io.Writer) error {
+	signal.Ignore(os.Interrupt)
+	s := &server{
+		sb:    js.New(js.Options{}),
+		progs: map[string]vm.Program{},
+		bw:    bufio.NewWriter(w),
+		calls: make(chan *reply),
+	}
+	s.enc = gob.NewEncoder(s.bw)
+	// Warm the runtime up before measuring what an idle worker uses.
+	if p, err := s.sb.Compile(context.Background(), []byte("function run(){ return JSON.stringify([1,'a',{b:2}]) }"), vm.Limits{}); err == nil {
+		_, _ = p.Run(context.Background(), nil, nil)
+		_ = p.Close(context.Background())
+	}
+	runtime.GC()
+	s.base = dataSize()
+	// Say we are ready: the pool times requests from here, not from exec.
+	if err := s.send(&message{Done: &done{}}); err != nil {
+		return err
+	}
+	work := make(chan *request)
+	readErr := make(chan error, 1)
+	go func() {
+		dec := gob.NewDecoder(bufio.NewReader(r))
+		for {
+			req := new(request)
+			if err := dec.Decode(req); err != nil {
+				close(work)
+				close(s.calls)
+				readErr <- err
+				return
+			}
+			switch req.Op {
+			case opReply:
+				s.calls <- req.Reply
+			case opInterrupt:
+				s.interrupt()
+			default:
+				work <- req
+			}
+		}
+	}()
+	for req := range work {
+		d := s.handle(req)
+		if err := s.send(&message{Done: d}); err != nil {
+			return err
+		}
+	}
+	if err := <-readErr; !errors.Is(err, io.EOF) {
+		return fmt.Errorf("jsproc: worker: %w", err)
+	}
+	return nil
+}
+
+// server is the worker's state.
+type server struct {
+	sb      *js.Sandbox
+	progs   map[string]vm.Program
+	session *js.Session
+	base    int64 // data segment when idle
+
+	enc   *gob.Encoder
+	bw    *bufio.Writer
+	calls chan *reply // host-call replies, from the reader goroutine
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the current request
+}
+
+func (s *server) send(m *message) error {
+	if err := s.enc.Encode(m); err != nil {
+		return err
+	}
+	return s.bw.Flush()
+}
+
+func (s *server) interrupt() {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+}
+
+// handle runs one request under its limits.
+func (s *server) handle(req *request) *done {
+	lim := req.Limits.vm()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+		cancel()
+	}()
+	if lim.MemoryBytes > 0 {
+		// The soft limit makes Go collect before the hard one refuses.
+		debug.SetMemoryLimit(heapInUse() + lim.MemoryBytes + dataSlack/2)
+		limitData(s.base + lim.MemoryBytes + dataSlack)
+	}
+	h := &remoteHost{s: s, dims: req.Dims}
+	defer h.closeAll()
+	var c js.Completion
+	var err error
+	switch req.Op {
+	case opCompile:
+		var p vm.Program
+		p, err = s.sb.Compile(ctx, req.Code, lim)
+		if err == nil {
+			s.keep(req.Prog, p)
+		}
+	case opRun:
+		p, ok := s.progs[req.Prog]
+		if !ok {
+			if p, err = s.sb.Compile(ctx, req.Code, lim); err == nil {
+				s.keep(req.Prog, p)
+			}
+		}
+		if err == nil {
+			c.Result, err = p.Run(ctx, h, req.Args)
+		}
+	case opEval:
+		c, err = s.sb.EvalCompletion(ctx, h, req.Script, req.Args, lim)
+	case opSession:
+		if s.session == nil {
+			s.session = s.sb.NewSession(lim)
+		}
+		c, err = s.session.EvalArgs(ctx, h, req.Script, req.Args)
+	default:
+		err = fmt.Errorf("jsproc: unknown request %d", req.Op)
+	}
+	return &done{Err: toWire(err), Output: c.Output, Logs: c.Logs, HostCalls: c.HostCalls,
+		Writes: c.Writes, Type: c.Type, JSON: c.JSON, Grown: dataSize() - s.base}
+}
+
+func (s *server) keep(key string, p vm.Program) {
+	if len(s.progs) >= maxCachedPrograms {
+		for k, old := range s.progs {
+			_ = old.Close(context.Background())
+			delete(s.progs, k)
+			break
+		}
+	}
+	s.progs[key] = p
+}
+
+// heapInUse is the Go heap the worker holds now.
+func heapInUse() int64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
+}
