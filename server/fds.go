@@ -7,13 +7,12 @@ import "log/slog"
 // listeners and the metrics endpoint.
 const fdReserve = 256
 
-// fitFDs lowers the connection budgets to fit the process's open-file
-// limit. Without it a TCP flood could exhaust the file descriptors before
+// fitFDs lowers the connection budgets to fit limit, the process's
+// open-file limit (0: unknown). Without it a TCP flood could exhaust the file descriptors before
 // reaching MaxClients, and then the Unix socket could accept nothing (and
 // the store could open no file) although its own budget had room. The
-// Unix budget is kept whole where possible; the TCP one gives way.
-func fitFDs(log *slog.Logger, tcp, unix int) (int, int) {
-	limit := openFileLimit()
+// TCP budget gives way first; the Unix one keeps up to half the room.
+func fitFDs(log *slog.Logger, limit, tcp, unix int) (int, int) {
 	if limit <= 0 {
 		return tcp, unix // unknown here
 	}

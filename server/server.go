@@ -150,7 +150,7 @@ type Server struct {
 // refuses a second daemon on the same data directory).
 func New(db *cube.DB, o Options) (*Server, error) {
 	o = o.withDefaults()
-	o.MaxClients, o.MaxUnixClients = fitFDs(o.Logger, o.MaxClients, o.MaxUnixClients)
+	o.MaxClients, o.MaxUnixClients = fitFDs(o.Logger, openFileLimit(), o.MaxClients, o.MaxUnixClients)
 	if o.Socket == "" && o.Listen == "" {
 		return nil, ErrNoListener
 	}

@@ -65,7 +65,7 @@ func Parse(buf []byte, args [][]byte, lim Limits) (n int, out [][]byte, err erro
 		return 0, out, nil
 	}
 	if buf[0] != '*' {
-		return parseInline(buf, out, min(MaxInline, lim.MaxRequest))
+		return parseInline(buf, out, lim)
 	}
 	line, i, err := readLine(buf, 1, 32)
 	if err != nil || line == nil {
@@ -146,9 +146,10 @@ func parseLen(b []byte) (int, bool) {
 	return n, true
 }
 
-// parseInline splits a telnet-style line of at most limit bytes on blanks, honouring "..." (with
+// parseInline splits a telnet-style line (within lim) on blanks, honouring "..." (with
 // \n \r \t \\ \" \xHH escapes) and '...' like redis-server.
-func parseInline(buf []byte, out [][]byte, limit int) (int, [][]byte, error) {
+func parseInline(buf []byte, out [][]byte, lim Limits) (int, [][]byte, error) {
+	limit := min(MaxInline, lim.MaxRequest)
 	j := bytes.IndexByte(buf[:min(len(buf), limit+1)], '\n')
 	if j < 0 {
 		if len(buf) > limit {
@@ -164,6 +165,9 @@ func parseInline(buf []byte, out [][]byte, limit int) (int, [][]byte, error) {
 	out, err = splitArgs(line, out)
 	if err != nil {
 		return 0, out[:0], err
+	}
+	if len(out) > lim.MaxArgs {
+		return 0, out[:0], fmt.Errorf("%w: %d arguments (the limit is %d)", ErrTooLarge, len(out), lim.MaxArgs)
 	}
 	return j + 1, out, nil
 }

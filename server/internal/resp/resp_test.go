@@ -37,7 +37,10 @@ func TestParse(t *testing.T) {
 		{"lf without cr", "*1\n$1\r\na\r\n", 0, nil, resp.ErrProtocol},
 		{"bulk without crlf", "*1\r\n$1\r\nabc\r\n", 0, nil, resp.ErrProtocol},
 		{"long length line", "*11111111111111111111111111111111111111111", 0, nil, resp.ErrProtocol},
-		{"inline", "PUT ns 1 2 v\r\n", 14, []string{"PUT", "ns", "1", "2", "v"}, nil},
+		{"inline", "PUT ns 1 v\r\n", 12, []string{"PUT", "ns", "1", "v"}, nil},
+		{"inline too many args", "PUT ns 1 2 v\r\n", 0, nil, resp.ErrTooLarge},
+		{"inline over limit", string(bytes.Repeat([]byte("a"), 65)), 0, nil, resp.ErrTooLarge},
+		{"inline at limit", string(bytes.Repeat([]byte("a"), 64)), 0, nil, nil},
 		{"inline lf", "PING\n", 5, []string{"PING"}, nil},
 		{"inline quotes", `SET "a b\x41\n" 'c d' x` + "\r\n", 25, []string{"SET", "a bA\n", "c d", "x"}, nil},
 		{"inline empty", "\r\n", 2, nil, nil},
@@ -110,7 +113,18 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	lim := resp.Limits{MaxRequest: 1 << 16, MaxArgs: 1 << 10}
+	// A stranger's limits (see server's maxPreAuthRequest), scaled down.
+	small := resp.Limits{MaxRequest: 64, MaxArgs: 4}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, args, err := resp.Parse(b, nil, small); err == nil {
+			total := 0
+			for _, a := range args {
+				total += len(a)
+			}
+			if total > small.MaxRequest || len(args) > small.MaxArgs {
+				t.Fatalf("%q parsed into %d arguments of %d bytes, over %+v", b, len(args), total, small)
+			}
+		}
 		rest := b
 		for len(rest) > 0 {
 			n, args, err := resp.Parse(rest, nil, lim)
