@@ -59,11 +59,30 @@
 // reply encoders this package uses, indexes out of range on a bulk length
 // near MaxInt64). A request over Options.MaxRequest is refused and its
 // connection closed — after a protocol error the byte stream cannot be
-// resynchronised — without touching other clients. A client that starts a
-// request and stalls is closed after Options.RequestTimeout; one that does
-// not read its replies after Options.WriteTimeout; an idle one after
-// Options.IdleTimeout if set. Past Options.MaxClients, new connections are
-// told so and closed.
+// resynchronised — without touching other clients.
+//
+// Clients that never behave are bounded by absolute limits, none of which
+// a client can extend by sending slowly:
+//
+//   - a request must arrive whole within Options.RequestTimeout (10 s) of
+//     its first byte, however steadily it trickles;
+//   - a TCP connection must authenticate within Options.AuthTimeout (5 s)
+//     of connecting, and until it has it may send requests of at most
+//     4 KiB (the server holds no more of a stranger's input than that) and
+//     only PING, HELLO, AUTH and QUIT; anything else, unknown commands
+//     included, gets NOAUTH;
+//   - wrong tokens, by AUTH or HELLO ... AUTH, are answered at most one
+//     per 50 ms across the whole daemon, and tokens are compared by their
+//     SHA-256 digests in constant time;
+//   - an idle TCP connection is closed after Options.IdleTimeout (5 min);
+//     Unix socket connections only if Options.UnixIdleTimeout is set;
+//   - one that does not read its replies is closed after
+//     Options.WriteTimeout.
+//
+// TCP and the Unix socket have budgets of their own (Options.MaxClients,
+// Options.MaxUnixClients), both fitted under the open-file limit, so no
+// number of network clients can lock the owner out of its socket. Past a
+// budget, new connections are told so and closed.
 //
 // # Shutdown
 //
