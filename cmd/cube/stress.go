@@ -27,21 +27,29 @@ import (
 type stressCommand struct{ *env }
 
 func (c *stressCommand) Usage() string {
-	return `usage: cube stress [--duration D] [--clients N] [-s SOCKET | --embedded [--data DIR]] [--json]
+	return `usage: cube stress [--duration D] [--clients N] [--same-code] [--writes] [-s SOCKET | --embedded [--data DIR]] [--json]
 
 Drives the daemon with the ancestor's gate mix: each client registers a
 program (PROG) and runs it (RUN) in a loop, and asks for STATS every 100
-pairs. The program reads (RO); with --writes it also writes, and each run
-then waits for its log sync. Prints commands serviced, pairs/s, per-command latency (mean, p50, p99,
-max) measured by the clients and by the daemon, errors, and the daemon's heap
-after warm-up and at the end. --embedded serves a fresh store (in a temporary
-directory unless --data) from this process. Exits 1 if any command failed.
+pairs. Each PROG sends new code (a counter in its text), so the daemon
+compiles it and writes the registration durably every time; with
+--same-code every PROG sends the same code, and all but a client's first
+are a hash compare that compiles and writes nothing. The program reads
+(RO); with --writes it also writes, and each run then waits for its log
+sync. Prints the code mode, commands serviced, pairs/s, how many PROGs
+registered a new version, per-command latency (mean, p50, p99, max)
+measured by the clients and by the daemon, errors, and the daemon's heap
+after warm-up and at the end. --embedded serves a fresh store (in a
+temporary directory unless --data) from this process. Exits 1 if any
+command failed.
 `
 }
 
 type stressReport struct {
 	Duration    float64                       `json:"duration_s"`
 	Clients     int                           `json:"clients"`
+	Mode        string                        `json:"mode"`
+	NewVersions int64                         `json:"prog_new_versions"`
 	Commands    int64                         `json:"commands"`
 	Pairs       int64                         `json:"pairs"`
 	PairsPerSec float64                       `json:"pairs_per_s"`
@@ -53,6 +61,12 @@ type stressReport struct {
 	HeapEnd     uint64                        `json:"heap_end"`
 	HeapGrowth  float64                       `json:"heap_growth_pct"`
 }
+
+// The report's mode: what each PROG of the run cost the daemon.
+const (
+	modeDistinct = "distinct code per PROG: each PROG compiles and writes"
+	modeSame     = "identical code: PROG after the first is a hash compare"
+)
 
 type latencyStat struct {
 	Calls  int64   `json:"calls"`
@@ -68,6 +82,7 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
 	dur := fs.Duration("duration", 10*time.Second, "how long to run")
 	writes := fs.Bool("writes", false, "programs write (each run then waits for a log sync)")
+	sameCode := fs.Bool("same-code", false, "send identical code with every PROG (after a client's first, a hash compare)")
 	clients := fs.Int("clients", 8, "concurrent clients")
 	sock := fs.String("s", c.socket, "daemon socket")
 	embedded := fs.Bool("embedded", false, "serve a fresh store from this process")
@@ -144,6 +159,7 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 	}
 	var (
 		commands, pairs, errCount atomic.Int64
+		newVersions               atomic.Int64
 		firstErr                  atomic.Value
 		wg                        sync.WaitGroup
 		per                       = make([]clientStats, *clients)
@@ -169,9 +185,10 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 				firstErr.CompareAndSwap(nil, "setup: "+err.Error())
 				return
 			}
-			do := func(kind string, a ...any) {
+			do := func(kind string, a ...any) *redis.Cmd {
 				t0 := time.Now()
-				err := cl.Do(context.WithoutCancel(runCtx), a...).Err()
+				cmd := cl.Do(context.WithoutCancel(runCtx), a...)
+				err := cmd.Err()
 				d := time.Since(t0)
 				commands.Add(1)
 				if err != nil && !errors.Is(err, redis.Nil) {
@@ -185,9 +202,19 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 				}
 				h.RecordValue(max(int64(d), 1))
 				cs.nanos[kind] += int64(d)
+				return cmd
 			}
+			var version string
 			for n := 0; runCtx.Err() == nil; n++ {
-				do("prog", append([]any{"PROG", "stress", name, "JS", code}, opt...)...)
+				src := code
+				if !*sameCode {
+					// A counter in the text: a new version to compile and log.
+					src = fmt.Sprintf("const generation = %d\n%s", n, code)
+				}
+				if v, err := do("prog", append([]any{"PROG", "stress", name, "JS", src}, opt...)...).Text(); err == nil && v != version {
+					newVersions.Add(1)
+					version = v
+				}
 				do("run", "RUN", "stress", name, strconv.Itoa(n))
 				pairs.Add(1)
 				if n%100 == 99 {
@@ -202,10 +229,14 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 	warm.Stop()
 	elapsed := time.Since(start)
 	rep := stressReport{
-		Duration: elapsed.Seconds(), Clients: *clients, Commands: commands.Load(), Pairs: pairs.Load(),
+		Duration: elapsed.Seconds(), Clients: *clients, Mode: modeDistinct, NewVersions: newVersions.Load(),
+		Commands: commands.Load(), Pairs: pairs.Load(),
 		PairsPerSec: float64(pairs.Load()) / elapsed.Seconds(), Errors: errCount.Load(),
 		Client: map[string]latencyStat{}, Server: map[string]server.CommandStat{},
 		HeapWarm: heapWarm, HeapEnd: heap(),
+	}
+	if *sameCode {
+		rep.Mode = modeSame
 	}
 	if v := firstErr.Load(); v != nil {
 		rep.FirstError = v.(string)
@@ -251,8 +282,9 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 
 func (c *stressCommand) print(r stressReport, sinceStart bool) {
 	w := c.stdout
-	fmt.Fprintf(w, "cube stress: %d clients for %.1fs\n", r.Clients, r.Duration)
+	fmt.Fprintf(w, "cube stress: %d clients for %.1fs, %s\n", r.Clients, r.Duration, r.Mode)
 	fmt.Fprintf(w, "commands serviced: %d   prog+run pairs: %d   pairs/s: %.0f   errors: %d\n", r.Commands, r.Pairs, r.PairsPerSec, r.Errors)
+	fmt.Fprintf(w, "PROGs that registered a new version: %d of %d\n", r.NewVersions, r.Client["prog"].Calls)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "command\tside\tcalls\tmean µs\tp50 µs\tp99 µs\tmax µs\t")
 	kinds := []string{"prog", "run", "stats"}
