@@ -33,6 +33,13 @@ type Options struct {
 	// store: zero means plugins.DefaultTelemetryInterval (10 s), negative
 	// only at Close. A crash loses at most one interval of counters.
 	TelemetryInterval time.Duration
+	// JSWorker is the command that starts a JavaScript worker process (a
+	// program that calls jsproc.Serve on its standard input and output, as
+	// "cube __js-worker" does). When set, JavaScript runs in worker
+	// processes whose memory and time limits the kernel enforces, so no
+	// script can make this process grow or stall: set it when the code is
+	// not yours (cube serve does). Empty runs JavaScript in this process.
+	JSWorker []string
 }
 
 // ProgOptions configure one program: read-only or not, and its limits.
@@ -88,6 +95,7 @@ func Open(dir string, o Options) (*DB, error) {
 		Limits:            o.Limits,
 		TelemetryInterval: o.TelemetryInterval,
 		Clock:             o.Engine.Clock,
+		JSWorker:          o.JSWorker,
 	})
 	if err != nil {
 		eng.Close()

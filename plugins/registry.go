@@ -15,6 +15,7 @@ import (
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/vm"
 	"github.com/cubelinux/cube/vm/js"
+	"github.com/cubelinux/cube/vm/jsproc"
 	"github.com/cubelinux/cube/vm/wasm"
 )
 
@@ -35,7 +36,38 @@ type Options struct {
 	// Clock returns the current time (registration times); nil means
 	// time.Now.
 	Clock func() time.Time
+	// JSWorker, when set, is the command that starts a JavaScript worker
+	// process (one that calls jsproc.Serve): every JavaScript program,
+	// Eval and Session then runs in worker processes whose memory and
+	// time limits the kernel enforces (see vm/jsproc). Empty runs
+	// JavaScript in this process, bounded by vm/js's own checks only: fine
+	// for code you trust, not for a daemon serving others.
+	JSWorker []string
+	// JSWorkers tunes the worker pool when JSWorker is set (its Command is
+	// JSWorker).
+	JSWorkers jsproc.Options
 }
+
+// jsRuntime is what the registry needs of a JavaScript sandbox: the
+// in-process one (*js.Sandbox) or the worker pool (*jsproc.Pool).
+type jsRuntime interface {
+	vm.Sandbox
+	EvalCompletion(ctx context.Context, host vm.Host, script string, args []byte, lim vm.Limits) (js.Completion, error)
+	newSession(lim vm.Limits) jsSession
+}
+
+type jsSession interface {
+	EvalArgs(ctx context.Context, host vm.Host, script string, args []byte) (js.Completion, error)
+	Close()
+}
+
+type inProcess struct{ *js.Sandbox }
+
+func (s inProcess) newSession(lim vm.Limits) jsSession { return s.NewSession(lim) }
+
+type workerPool struct{ *jsproc.Pool }
+
+func (p workerPool) newSession(lim vm.Limits) jsSession { return p.NewSession(lim) }
 
 // ProgOptions configure one program. They are part of its version:
 // registering the same code with other options is a new version.
@@ -69,7 +101,7 @@ type Registry struct {
 	o     Options
 	log   *slog.Logger
 	wasm  *wasm.Sandbox
-	js    *js.Sandbox
+	js    jsRuntime
 	mu    sync.RWMutex
 	regs  map[string]*nsReg
 	close sync.Once
@@ -166,10 +198,23 @@ func New(ctx context.Context, eng *engine.DB, o Options) (*Registry, error) {
 		o:    o,
 		log:  o.Logger,
 		wasm: ws,
-		js:   js.New(js.Options{Logger: o.Logger}),
+		js:   inProcess{js.New(js.Options{Logger: o.Logger})},
 		regs: map[string]*nsReg{},
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
+	}
+	if len(o.JSWorker) > 0 {
+		po := o.JSWorkers
+		po.Command = o.JSWorker
+		if po.Logger == nil {
+			po.Logger = o.Logger
+		}
+		p, err := jsproc.New(po)
+		if err != nil {
+			_ = ws.Close(ctx)
+			return nil, fmt.Errorf("plugins: javascript workers: %w", err)
+		}
+		r.js = workerPool{p}
 	}
 	if o.TelemetryInterval > 0 {
 		go r.flusher(o.TelemetryInterval)
@@ -621,13 +666,13 @@ type Session struct {
 	r  *Registry
 	mu sync.Mutex
 	ns string
-	s  *js.Session
+	s  jsSession
 }
 
 // Session returns a session on namespace ns (which need not exist yet:
 // Eval fails with engine.ErrNoNamespace until it does).
 func (r *Registry) Session(ns string) *Session {
-	return &Session{r: r, ns: ns, s: r.js.NewSession(r.o.Limits)}
+	return &Session{r: r, ns: ns, s: r.js.newSession(r.o.Limits)}
 }
 
 // Namespace returns the namespace the session's Evals run in.

@@ -13,9 +13,33 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/cubelinux/cube/vm/jsproc"
 )
 
+// jsWorkerVerb starts a JavaScript worker process; cube serve runs its own
+// executable with it. It is not in help: people never type it.
+const jsWorkerVerb = "__js-worker"
+
+// jsWorkerCommand is the command a daemon gives cube.Options.JSWorker.
+func jsWorkerCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find cube's own executable for JavaScript workers: %w", err)
+	}
+	return []string{exe, jsWorkerVerb}, nil
+}
+
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == jsWorkerVerb {
+		// A JavaScript worker of a daemon (vm/jsproc): it speaks only to
+		// its parent, on its standard input and output.
+		if err := jsproc.Serve(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "cube:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 	stop()

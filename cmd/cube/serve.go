@@ -63,6 +63,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	unixIdle := fs.Duration("unix-idle-timeout", 0, "close Unix socket connections idle this long (0: never)")
 	reqTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "time a request may take to arrive, from its first byte")
 	authTimeout := fs.Duration("auth-timeout", server.DefaultAuthTimeout, "time a TCP connection may take to AUTH")
+	jsInProcess := fs.Bool("js-in-process", false, "run JavaScript inside the daemon (only for code you trust: its memory and time limits are then best effort)")
 	if err := fs.Parse(args); err != nil {
 		return usagef("serve: %v", err)
 	}
@@ -100,7 +101,13 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		*sock = filepath.Join(*data, server.SocketName)
 	}
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	db, err := cube.Open(*data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log})
+	var worker []string
+	if !*jsInProcess {
+		if worker, err = jsWorkerCommand(); err != nil {
+			return fmt.Errorf("serve: %w (or run JavaScript in process with --js-in-process)", err)
+		}
+	}
+	db, err := cube.Open(*data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log, JSWorker: worker})
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return fmt.Errorf("serve: data directory %s is in use by another process (a running daemon, or a program with it open); stop it, or give this daemon another --data", *data)

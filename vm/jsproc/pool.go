@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -71,6 +70,35 @@ type Pool struct {
 	idle   []*worker
 	all    map[*worker]struct{}
 	closed bool
+	stats  Stats
+}
+
+// Stats count what the pool's workers did.
+type Stats struct {
+	Workers int   // worker processes alive
+	Started int64 // worker processes started
+	Killed  int64 // workers stopped for a time limit or a cancellation
+	OOM     int64 // workers that ran out of memory (a run over its limit)
+	Crashed int64 // workers that died for another reason
+	// MaxOverrun is the longest any request took past its time limit,
+	// from being handed to its worker until its answer (or the worker's
+	// death) was known.
+	MaxOverrun time.Duration
+}
+
+// Stats reports the pool's counters.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.stats
+	s.Workers = len(p.all)
+	return s
+}
+
+func (p *Pool) count(f func(*Stats)) {
+	p.mu.Lock()
+	f(&p.stats)
+	p.mu.Unlock()
 }
 
 var _ vm.Sandbox = (*Pool)(nil)
@@ -124,13 +152,6 @@ func (p *Pool) Close(ctx context.Context) error {
 	return nil
 }
 
-// Workers reports the worker processes alive now, for stats and tests.
-func (p *Pool) Workers() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.all)
-}
-
 // get takes an idle worker, or starts one, holding a run slot.
 func (p *Pool) get(ctx context.Context) (*worker, error) {
 	select {
@@ -171,6 +192,33 @@ func (p *Pool) put(w *worker, keep bool) {
 	delete(p.all, w)
 	p.mu.Unlock()
 	w.stop()
+	// Start its replacement now, so the next run does not wait for a
+	// process to start (tens of milliseconds).
+	go p.spare()
+}
+
+// spare starts an idle worker unless enough are idle already.
+func (p *Pool) spare() {
+	p.mu.Lock()
+	enough := p.closed || len(p.idle) >= p.o.MaxWorkers
+	p.mu.Unlock()
+	if enough {
+		return
+	}
+	w, err := p.spawn()
+	if err != nil {
+		p.log.Warn("jsproc: start a spare worker", "err", err)
+		return
+	}
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= p.o.MaxWorkers {
+		delete(p.all, w)
+		p.mu.Unlock()
+		w.stop()
+		return
+	}
+	p.idle = append(p.idle, w)
+	p.mu.Unlock()
 }
 
 func (p *Pool) spawn() (*worker, error) {
@@ -185,6 +233,7 @@ func (p *Pool) spawn() (*worker, error) {
 		return nil, js.ErrClosed
 	}
 	p.all[w] = struct{}{}
+	p.stats.Started++
 	return w, nil
 }
 
@@ -218,6 +267,12 @@ func (p *Pool) exchange(ctx context.Context, w *worker, req *request, host vm.Ho
 	defer free()
 	g := w.begin()
 	defer g.end()
+	start := time.Now()
+	defer func() {
+		if over := time.Since(start) - lim.Timeout; lim.Timeout > 0 && over > 0 {
+			p.count(func(s *Stats) { s.MaxOverrun = max(s.MaxOverrun, over) })
+		}
+	}()
 	if lim.Timeout > 0 {
 		t := time.AfterFunc(lim.Timeout+p.o.KillGrace, func() { g.kill(vm.KindTimeout) })
 		defer t.Stop()
@@ -257,25 +312,36 @@ func (p *Pool) exchange(ctx context.Context, w *worker, req *request, host vm.Ho
 
 // died explains why w stopped answering.
 func (p *Pool) died(w *worker, g *guard, lim vm.Limits) error {
-	w.kill()
-	w.wait(time.Second)
 	why := g.killedBy()
+	if why == 0 {
+		// It died by itself: its last words say why.
+		w.wait(time.Second)
+	}
+	w.kill()
 	tail := w.stderr.String()
 	var e *vm.Error
 	switch {
 	case why == vm.KindTimeout:
-		e = &vm.Error{Kind: vm.KindTimeout, Msg: fmt.Sprintf("the run passed its time limit of %v inside a built-in that cannot be interrupted; its worker process was stopped (raise the program's TIMEOUT if the work is legitimate)", lim.Timeout)}
+		e = &vm.Error{Kind: vm.KindTimeout, Msg: fmt.Sprintf("the run passed its time limit of %v inside a built-in that cannot be interrupted; its worker process was stopped", lim.Timeout)}
 	case why == vm.KindAborted:
 		e = &vm.Error{Kind: vm.KindAborted, Msg: "the run was cancelled; its worker process was stopped", Err: context.Canceled}
-	case outOfMemory(tail):
+	case outOfMemory(tail), lim.MemoryBytes > 0 && runtimeFault(tail):
 		e = &vm.Error{Kind: vm.KindMemoryLimit, Msg: fmt.Sprintf("the run needed more than its memory limit of %d MiB; its worker process was stopped (raise the program's MEMORY if the work is legitimate)", lim.MemoryBytes>>20)}
 	default:
 		e = &vm.Error{Kind: vm.KindTrap, Msg: "the JavaScript worker process ended unexpectedly: " + lastLine(tail)}
 	}
+	p.count(func(s *Stats) {
+		switch {
+		case why != 0:
+			s.Killed++
+		case e.Kind == vm.KindMemoryLimit:
+			s.OOM++
+		default:
+			s.Crashed++
+		}
+	})
 	p.log.Warn("jsproc: worker stopped", "reason", e.Kind.String(), "stderr", lastLine(tail))
-	if os.Getenv("JSPROC_DEBUG") != "" {
-		fmt.Fprintln(os.Stderr, tail)
-	}
+	p.log.Debug("jsproc: the stopped worker's standard error", "stderr", tail)
 	return e
 }
 

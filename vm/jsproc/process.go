@@ -18,6 +18,7 @@ import (
 type worker struct {
 	cmd    *exec.Cmd
 	in     *os.File // its standard input
+	out    *os.File // its standard output
 	bw     *bufio.Writer
 	enc    *gob.Encoder
 	dec    *gob.Decoder
@@ -57,6 +58,7 @@ func startWorker(argv, env []string) (*worker, error) {
 		outR.Close()
 		return nil, fmt.Errorf("jsproc: start worker %s: %w", argv[0], err)
 	}
+	w.out = outR
 	w.bw = bufio.NewWriter(inW)
 	w.enc = gob.NewEncoder(w.bw)
 	w.dec = gob.NewDecoder(bufio.NewReader(outR))
@@ -101,11 +103,14 @@ func (w *worker) send(r *request) error {
 	return w.bw.Flush()
 }
 
+// kill stops the worker at once; a read of its output in progress returns
+// without waiting for the process to be torn down.
 func (w *worker) kill() {
 	w.mu.Lock()
 	w.dead = true
 	w.mu.Unlock()
 	_ = w.cmd.Process.Kill()
+	w.out.Close()
 }
 
 func (w *worker) isDead() bool {
@@ -233,11 +238,35 @@ func (t *tail) String() string {
 
 // outOfMemory recognises the Go runtime's words for a refused allocation.
 func outOfMemory(stderr string) bool {
-	// The race detector's runtime says it its own way (errno 12 is ENOMEM).
-	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread", "failed to allocate", "errno: 12"} {
+	// The race detector says it its own way (errno 12 is ENOMEM), and a new
+	// thread's stack is refused by pthread_create.
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread", "failed to allocate", "errno: 12", "pthread_create failed"} {
 		if strings.Contains(stderr, s) {
 			return true
 		}
+	}
+	return false
+}
+
+// runtimeFault recognises a worker that died of a signal inside the Go
+// runtime itself. Go's garbage collector is not written to survive a
+// refused mmap on every path (seen: a SIGSEGV in the green-tea GC's span
+// queue right after RLIMIT_DATA refused memory), so in a worker, whose
+// only reason to be short of memory is its run's limit, such a fault is
+// that limit.
+func runtimeFault(stderr string) bool {
+	i := strings.Index(stderr, "SIGSEGV")
+	if i < 0 {
+		return false
+	}
+	rest := stderr[i:]
+	j := strings.Index(rest, "\ngoroutine ")
+	if j < 0 {
+		return false
+	}
+	rest = rest[j+1:]
+	if k := strings.IndexByte(rest, '\n'); k >= 0 {
+		return strings.HasPrefix(rest[k+1:], "runtime.")
 	}
 	return false
 }
