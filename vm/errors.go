@@ -20,6 +20,7 @@ const (
 	KindBadModule                          // the code does not compile or is refused (bad import, no run export)
 	KindABIVersion                         // the module targets an ABI this host does not speak
 	KindAborted                            // the caller cancelled the run
+	KindStackLimit                         // the call stack outgrew its budget (runaway recursion)
 )
 
 var kindNames = [...]string{
@@ -34,6 +35,7 @@ var kindNames = [...]string{
 	KindBadModule:     "bad module",
 	KindABIVersion:    "abi version",
 	KindAborted:       "aborted",
+	KindStackLimit:    "stack limit",
 }
 
 // String names the kind, for messages and telemetry labels.
@@ -57,6 +59,7 @@ var (
 	ErrBadModule     = errors.New("vm: bad module")
 	ErrABIVersion    = errors.New("vm: unsupported abi version")
 	ErrAborted       = errors.New("vm: aborted")
+	ErrStackLimit    = errors.New("vm: stack limit exceeded")
 )
 
 var kindErrs = [...]error{
@@ -71,6 +74,7 @@ var kindErrs = [...]error{
 	KindBadModule:     ErrBadModule,
 	KindABIVersion:    ErrABIVersion,
 	KindAborted:       ErrAborted,
+	KindStackLimit:    ErrStackLimit,
 }
 
 // Error is a failed run or compile. Msg is the guest's or runtime's own

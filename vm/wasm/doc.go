@@ -13,7 +13,10 @@
 // is enforced by closing the module when the run's context ends; wazero
 // checks for that at every loop header, and Compile adds an empty loop at
 // the start of every function so that recursion without loops is caught
-// too.
+// too. The same rewrite (internal/instrument, a full instruction decoder)
+// bounds the call stack: each call adds its frame's size to a counter and
+// traps past a budget of a quarter of the memory limit (StackBytes), which
+// ends runaway recursion with KindStackLimit.
 //
 // Isolation: by default (vm.Fresh) every run instantiates the module anew,
 // so nothing leaks between runs; for a small module this costs about a

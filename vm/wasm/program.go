@@ -26,6 +26,9 @@ type Program struct {
 	hasInit bool
 	mem     memPool
 
+	counter    string // export name of the stack counter (instrument.Result.Counter)
+	stackSlots uint32 // the stack budget, in 8-byte slots
+
 	mu     sync.Mutex
 	idle   []instance // vm.Reuse only
 	closed bool
@@ -48,6 +51,7 @@ func (p *Program) instantiate(ctx context.Context) (instance, error) {
 	if p.hasInit {
 		var stack [1]uint64
 		if err := m.ExportedFunction("_initialize").CallWithStack(ctx, stack[:]); err != nil {
+			err = p.stackErr(m, err)
 			_ = m.Close(context.WithoutCancel(ctx))
 			return instance{}, err
 		}
@@ -126,7 +130,7 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 		return res, e
 	}
 	if err != nil {
-		e := p.classify(ctx, tctx, err, rs, memory(in.m))
+		e := p.classify(ctx, tctx, p.stackErr(in.m, err), rs, memory(in.m))
 		p.release(ctx, in, false)
 		res.Output = nil
 		return res, e

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/vm/wasm/internal/instrument"
 )
 
 // Options configure a Sandbox. The zero value is usable.
@@ -104,18 +105,29 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 	if closed {
 		return nil, ErrClosed
 	}
-	inst, err := instrument(code)
-	if err != nil {
-		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: err.Error(), Err: err}
-	}
 	cfg := wazero.NewRuntimeConfigCompiler().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(memoryPages(lim.MemoryBytes)).
 		WithCompilationCache(s.cache).
 		WithDebugInfoEnabled(false) // the instrumented code section would misplace DWARF lines
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	p := &Program{s: s, rt: rt, lim: lim}
-	if err := p.compile(ctx, inst); err != nil {
+	p := &Program{s: s, rt: rt, lim: lim, stackSlots: uint32(StackBytes(lim) / 8)}
+	inst, err := instrument.Rewrite(code, p.stackSlots)
+	if err != nil {
+		// wazero's own message says more about a module it refuses, but a
+		// count the module cannot hold would make it allocate without bound.
+		if errors.Is(err, instrument.ErrImpossibleCount) {
+			err = fmt.Errorf("wasm: malformed module: %w", err)
+		} else if _, cerr := rt.CompileModule(ctx, code); cerr != nil {
+			err = cerr
+		} else {
+			err = fmt.Errorf("wasm: cannot instrument the module: %w", err)
+		}
+		_ = rt.Close(ctx)
+		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: err.Error(), Err: err}
+	}
+	p.counter = inst.Counter
+	if err := p.compile(ctx, inst.Module); err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
 	}
