@@ -18,6 +18,10 @@ import (
 // TestMain lets a test re-run this binary as the cube command: with
 // CUBE_TEST_MAIN set to a JSON array of arguments, it is cube.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == jsWorkerVerb {
+		main() // a daemon's JavaScript worker: the daemon is this binary too
+		return
+	}
 	if a := os.Getenv("CUBE_TEST_MAIN"); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
