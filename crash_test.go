@@ -2,6 +2,7 @@ package cube_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,14 @@ var crashPrograms = []struct {
 // read-write run is in the middle of its writes, and during the
 // registration of programs. After recovery every acknowledged registration
 // and run is there, the interrupted run left nothing, and the programs run.
+//
+// Deliberate breaks this test was seen to catch (each made, run, failed,
+// restored):
+//   - engine: the wait for durability dropped before acknowledging
+//     (DB.waitDurable returning nil): "after power loss:" the store lacks
+//     acknowledged writes;
+//   - wal: f.Sync() dropped from the flusher (Log.syncFile): the
+//     acknowledged namespace is gone after the power loss.
 func TestPowerLossDuringRun(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -127,7 +136,23 @@ func TestPowerLossDuringRun(t *testing.T) {
 // registers programs, makes committed runs (reporting each on stdout once
 // Run returned), then starts runs that write and hang. The parent SIGKILLs
 // it in the middle, reopens the store and checks: the programs are there,
-// every acknowledged run's writes are there, nothing of the hung runs.
+// every acknowledged run's writes are there, nothing of the hung runs. It
+// fails unless the child died of that SIGKILL, reported no error (a failed
+// write prints "error ..." and exits 3) and acknowledged its program and
+// all crashRuns runs.
+//
+// Deliberate breaks this test was seen to catch (each made, run, failed,
+// restored):
+//   - the child's background Puts failing (a 2-dimensional coordinate):
+//     "the child reported an error";
+//   - the child exiting with status 3 on that error without reporting it:
+//     "ended with exit status 3, not by SIGKILL";
+//
+// Not caught, and not catchable by a process crash: engine's wait for
+// durability dropped (DB.waitDurable returning nil) and wal's f.Sync()
+// dropped. The child sleeps before it is killed, so by then its writes
+// are in the OS, and a SIGKILL keeps the page cache. TestPowerLossDuringRun
+// catches both.
 func TestProcessCrashDuringRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -141,7 +166,8 @@ func TestProcessCrashDuringRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Stderr = os.Stderr
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -171,9 +197,16 @@ func TestProcessCrashDuringRun(t *testing.T) {
 		mu.Lock()
 		got := strings.Join(lines, "\n")
 		mu.Unlock()
-		if !strings.Contains(got, "hanging") {
-			t.Fatalf("cycle %d: child did not get to hang:\n%s", cycle, got)
+		if strings.Contains(got, "error ") {
+			t.Fatalf("cycle %d: the child reported an error:\n%s\nstderr:\n%s", cycle, got, &stderr)
 		}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("cycle %d: the child ended with %s, not by SIGKILL:\n%s\nstderr:\n%s", cycle, cmd.ProcessState, got, &stderr)
+		}
+		if !strings.Contains(got, "hanging") {
+			t.Fatalf("cycle %d: child did not get to hang:\n%s\nstderr:\n%s", cycle, got, &stderr)
+		}
+		acked := 0
 
 		db, err := cube.Open(dir, cube.Options{TelemetryInterval: -1})
 		if err != nil {
@@ -184,12 +217,14 @@ func TestProcessCrashDuringRun(t *testing.T) {
 			var run int
 			switch {
 			case strings.HasPrefix(l, "prog "):
+				acked++
 				fmt.Sscanf(l, "prog %s %s", &name, &version)
 				info, err := db.ProgInfo("c", name)
 				if err != nil || info.Version != version {
 					t.Fatalf("cycle %d: acknowledged program %s %s: %+v %v", cycle, name, version, info, err)
 				}
 			case strings.HasPrefix(l, "run "):
+				acked++
 				fmt.Sscanf(l, "run %d", &run)
 				ns, _ := db.Namespace("c")
 				n, err := ns.Count(ctx, []int32{int32(run), 0, 0}, []int32{int32(run), 1000, 0})
@@ -197,6 +232,9 @@ func TestProcessCrashDuringRun(t *testing.T) {
 					t.Fatalf("cycle %d: acknowledged run %d: %d of 20 writes (%v)", cycle, run, n, err)
 				}
 			}
+		}
+		if acked != 1+crashRuns {
+			t.Fatalf("cycle %d: %d acknowledged operations, want the program and %d runs:\n%s", cycle, acked, crashRuns, got)
 		}
 		ns, err := db.Namespace("c")
 		if err != nil {
@@ -218,6 +256,10 @@ func TestProcessCrashDuringRun(t *testing.T) {
 	}
 }
 
+// crashRuns is how many runs TestCrashChild makes and acknowledges before
+// it starts the runs that hang.
+const crashRuns = 5
+
 // TestCrashChild is TestProcessCrashDuringRun's child; it does nothing
 // unless started by it.
 func TestCrashChild(t *testing.T) {
@@ -227,7 +269,10 @@ func TestCrashChild(t *testing.T) {
 	}
 	var cycle int
 	fmt.Sscan(os.Getenv("CUBE_CRASH_CYCLE"), &cycle)
+	var outMu sync.Mutex
 	fail := func(err error) {
+		outMu.Lock() // held: nothing is acknowledged after the error
+		fmt.Printf("error %v\n", err)
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(3)
 	}
@@ -255,7 +300,7 @@ func TestCrashChild(t *testing.T) {
 	if _, err := db.Prog(ctx, "c", "wat", vm.WASM, crashPrograms[1].code(t), cube.ProgOptions{Limits: lim}); err != nil {
 		fail(err)
 	}
-	for i := 0; i < 5; i++ {
+	for i := 0; i < crashRuns; i++ {
 		run := cycle*10 + i
 		if _, err := db.Run(ctx, "c", "js", []byte(fmt.Sprintf("%d:ok", run))); err != nil {
 			fail(err)
@@ -266,7 +311,9 @@ func TestCrashChild(t *testing.T) {
 	go func() {
 		for i := 0; ; i++ {
 			w, _ := db.Namespace("w")
-			w.Put(ctx, []int32{int32(i), 0, 0}, []byte("busy"))
+			if err := w.Put(ctx, []int32{int32(i), 0, 0}, []byte("busy")); err != nil {
+				fail(err)
+			}
 		}
 	}()
 	go db.Run(ctx, "c", "wat", coordArgs(-5, 0, 0, 3)) // writes at x = -5, then hangs

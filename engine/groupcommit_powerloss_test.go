@@ -92,8 +92,9 @@ type gcWrite struct {
 //
 // Deliberate breaks this test was seen to catch (each made, run, failed,
 // restored):
-//   - wal: f.Sync() dropped from the flusher (Log.syncFile): acknowledged
-//     writes lost after the crash, and no group commit ever held;
+//   - wal: f.Sync() dropped from the flusher (Log.syncFile): the log is
+//     refused as corrupt after the crash ("truncated record (segment is not
+//     the last)" or "LSN gap"), its acknowledged records never synced;
 //   - engine: the wait for durability dropped before acknowledging
 //     (DB.waitDurable returning nil): acknowledged writes lost;
 //   - wal: WaitDurable returning at once in SyncAlways: acknowledged writes

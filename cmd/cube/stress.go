@@ -224,9 +224,12 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 		})
 	}
 	var heapWarm uint64
-	warm := time.AfterFunc(*dur/10, func() { heapWarm = heap() })
+	warmed := make(chan struct{})
+	warm := time.AfterFunc(*dur/10, func() { heapWarm = heap(); close(warmed) })
 	wg.Wait()
-	warm.Stop()
+	if !warm.Stop() {
+		<-warmed // it ran: its STATS may still be on the way
+	}
 	elapsed := time.Since(start)
 	rep := stressReport{
 		Duration: elapsed.Seconds(), Clients: *clients, Mode: modeDistinct, NewVersions: newVersions.Load(),

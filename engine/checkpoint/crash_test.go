@@ -188,6 +188,25 @@ func checkFile(t *testing.T, fsys vfs.FS, path string) {
 	}
 }
 
+// TestCrashAtEveryOperation writes a history of checkpoints and manifests,
+// crashes the MemFS at each of its file system operations in turn (torn,
+// and sometimes clean), recovers, and checks that the manifest is one that
+// was acknowledged or in flight and that every file it names reads back.
+//
+// Deliberate breaks this test was seen to catch (each made, run, failed,
+// restored):
+//   - Writer.Finish without its f.Sync(): "file named by the manifest: ...
+//     file of 0 bytes is shorter than a header";
+//   - WriteManifest without the temporary file's f.Sync(): "manifest of 0
+//     bytes is too short";
+//   - WriteManifest without its final SyncDir: "manifest seq 4 after the
+//     crash; acknowledged 5".
+//
+// Not caught: Writer.Finish without its SyncDir. In this history the
+// manifest naming the file is written next, in the same directory, and
+// its SyncDir makes the file's entry durable before anything is
+// acknowledged; the Finish SyncDir only matters to a caller that relies on
+// a finished file before writing a manifest.
 func TestCrashAtEveryOperation(t *testing.T) {
 	steps := crashHistory()
 	newMem := func() *vfs.MemFS {
