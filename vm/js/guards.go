@@ -116,7 +116,7 @@ func (b *binding) installGuards() error {
 		}),
 		set(ap, "fill", 1, func(call goja.FunctionCall) goja.Value {
 			o := call.This.ToObject(r)
-			n := o.Get("length").ToFloat()
+			n := lengthOf(o)
 			lo, hi := relIndex(call.Argument(1), n, 0), relIndex(call.Argument(2), n, n)
 			if hi-lo > float64(b.maxUnits)/8 {
 				b.fail(vm.KindMemoryLimit, "Array.prototype.fill of %.0f elements exceeds the run's memory limit", hi-lo)
@@ -194,7 +194,7 @@ func (b *binding) join(call goja.FunctionCall) goja.Value {
 		sep = a.ToString()
 	}
 	sepS, _ := sep.(goja.String)
-	n := o.Get("length").ToFloat()
+	n := lengthOf(o)
 	sepLen := int64(0)
 	if sepS != nil {
 		sepLen = int64(sepS.Length())
@@ -306,3 +306,17 @@ while (stack.length > 0) {
 }
 for (let i = 0; i < all.length; i++) freeze(all[i]);
 })`
+
+// lengthOf is an array-like's length property as a number: 0 when it has
+// none (a Number or Boolean receiver passed with call or apply).
+func lengthOf(o *goja.Object) float64 {
+	v := o.Get("length")
+	if v == nil {
+		return 0
+	}
+	n := v.ToFloat()
+	if math.IsNaN(n) || n < 0 {
+		return 0
+	}
+	return math.Trunc(n)
+}

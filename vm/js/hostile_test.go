@@ -226,3 +226,15 @@ func TestNoWayOut(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestGuardsOnOddReceivers: the size-checked built-ins called on a receiver
+// with no length (found by vm/jsproc's hostile corpus: a nil dereference
+// in the guard turned Array.prototype.fill.call(5) into a trap).
+func TestGuardsOnOddReceivers(t *testing.T) {
+	p := compile(t, newSB(t), `function run() {
+		return JSON.stringify([Array.prototype.fill.call(5, 1) instanceof Number, Array.prototype.join.call(true), Array.prototype.join.call({length: -3})]);
+	}`, vm.Limits{})
+	if got := run(t, p, vmtest.NewHost(2), ""); got != `[true,"",""]` {
+		t.Fatalf("got %s", got)
+	}
+}

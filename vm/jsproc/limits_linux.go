@@ -46,3 +46,23 @@ func procStatus(field string) int64 {
 	n, _ := strconv.ParseInt(string(f[0]), 10, 64)
 	return n << 10
 }
+
+// workerNice is the scheduling priority of a worker: below the daemon's,
+// so that on a busy machine the daemon's own timers (the kill at a run's
+// time limit) and its clients come before guest code.
+const workerNice = 10
+
+// lowerPriority renices every thread of the process. On Linux a priority
+// belongs to a thread, and a new thread inherits its creator's, so the
+// Go runtime's later threads are lowered too.
+func lowerPriority() {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return
+	}
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil {
+			_ = unix.Setpriority(unix.PRIO_PROCESS, tid, workerNice)
+		}
+	}
+}

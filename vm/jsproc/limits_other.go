@@ -7,3 +7,5 @@ const hardMemory = false
 func limitData(int64) {}
 
 func dataSize() int64 { return 0 }
+
+func lowerPriority() {}

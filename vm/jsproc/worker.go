@@ -46,6 +46,7 @@ func Serve(r io.Reader, w io.Writer) error {
 		_ = p.Close(context.Background())
 	}
 	runtime.GC()
+	lowerPriority()
 	s.base = dataSize()
 	// Say we are ready: the pool times requests from here, not from exec.
 	if err := s.send(&message{Done: &done{}}); err != nil {
