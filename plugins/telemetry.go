@@ -26,7 +26,7 @@ const (
 // maxKind is the highest vm.ErrorKind counted on its own; errors that are
 // not *vm.Error (the store failed, the namespace went away) count as kind 0,
 // reported as "store".
-const maxKind = int(vm.KindAborted)
+const maxKind = int(vm.KindStackLimit)
 
 // Telemetry is what a program's runs cost and how they ended. Counters
 // cover every version of the program since it was first registered under
