@@ -49,4 +49,9 @@
 // result would pass Limits.MemoryBytes. Growth step by step (s += s, pushing
 // to arrays) is caught by a heap watchdog that samples the Go heap while
 // runs are active; see watchdog.go for what it can and cannot attribute.
+//
+// These checks are best effort: a built-in they do not know can still
+// allocate or loop out of reach. Where the code is not yours, run it in
+// worker processes instead (vm/jsproc, what cube serve does), where the
+// kernel enforces the limits.
 package js
