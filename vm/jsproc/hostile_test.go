@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -73,6 +74,20 @@ const hostileProgram = `function run() {
 	try { new f(...args); } catch (e) {}
 	return "survived";
 }`
+
+// peakRSS is this process's VmHWM line, or "unknown".
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.Join(strings.Fields(l)[1:], " ")
+		}
+	}
+	return "unknown"
+}
 
 var hostilePatterns = []string{"huge", "bigString", "sharedRefs", "nested", "arrayLike"}
 
@@ -158,6 +173,7 @@ func TestHostileCorpus(t *testing.T) {
 	}
 	sort.Strings(ks)
 	st := p.Stats()
+	t.Logf("this process (the pool's side, as a daemon's): heap grew by %d MiB; peak resident %s", (heapInUse()-before)>>20, peakRSS())
 	t.Logf("%d built-ins, %d runs: %v; workers started %d, killed %d, out of memory %d, crashed %d", len(builtins), len(jobs), ks, st.Started, st.Killed, st.OOM, st.Crashed)
 	t.Logf("worst overrun in a worker %v; worst seen by a caller %v (waiting for a worker to start included), by %s", st.MaxOverrun.Round(time.Millisecond), worst.Round(time.Millisecond), who)
 	// 100 ms is the promise (KillGrace is 50 ms); the margin is for a
