@@ -222,6 +222,7 @@ func (db *DB) applyRecovered(o *op, lsn uint64) error {
 		if old, ok := db.byName[o.name]; ok {
 			delete(db.byID, old.id)
 		}
+		ns.created = lsn
 		ns.lastLSN.Store(lsn)
 		db.byName[o.name], db.byID[o.ns] = ns, ns
 		db.nextID = max(db.nextID, o.ns+1)
@@ -326,6 +327,7 @@ func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptio
 	}
 	db.nextID++
 	db.nsLSN = lsn
+	ns.created = lsn
 	ns.lastLSN.Store(lsn)
 	db.byName[name], db.byID[ns.id] = ns, ns
 	db.mu.Unlock()
@@ -336,18 +338,53 @@ func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptio
 }
 
 // Namespace returns the namespace called name, or ErrNoNamespace.
+//
+// A namespace that exists, or is missing, only because of a create or drop
+// not yet durable is an observation a crash could undo: in SyncAlways mode
+// Namespace then waits for that create or drop to reach the disk (one
+// fsync already under way; it returns at once otherwise).
 func (db *DB) Namespace(name string) (*Namespace, error) {
 	db.mu.RLock()
 	ns, ok := db.byName[name]
+	lsn := db.nsLSN // a miss may be any drop's doing
+	if ok {
+		lsn = ns.created
+	}
 	db.mu.RUnlock()
+	if err := db.waitRegistry(lsn); err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %q (create it first)", ErrNoNamespace, name)
 	}
 	return ns, nil
 }
 
-// Namespaces describes every namespace, sorted by name.
+// waitRegistry waits until the namespace creates and drops up to lsn are
+// durable. It takes no ctx: it waits only for syncs the writers of those
+// records are already waiting on, and the log ends every wait when it fails
+// or closes.
+func (db *DB) waitRegistry(lsn uint64) error {
+	return db.waitVisible(context.Background(), lsn)
+}
+
+// Namespaces describes every namespace, sorted by name. Like Namespace,
+// it waits for creates and drops it sees to be durable. The counts in
+// each NamespaceInfo are statistics: they may include writes still on
+// their way to the disk.
 func (db *DB) Namespaces() []NamespaceInfo {
+	db.mu.RLock()
+	lsn := db.nsLSN
+	db.mu.RUnlock()
+	// An error here is the log's failure, which every write reports; a
+	// list is still the best answer to give.
+	_ = db.waitRegistry(lsn)
+	return db.namespaceInfos()
+}
+
+// namespaceInfos lists the namespaces as they are in memory, without
+// waiting: Stats reports it, and a monitor must not queue behind an fsync.
+func (db *DB) namespaceInfos() []NamespaceInfo {
 	db.mu.RLock()
 	list := make([]*Namespace, 0, len(db.byName))
 	for _, ns := range db.byName {

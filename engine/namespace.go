@@ -50,6 +50,7 @@ type Namespace struct {
 	dims     int
 	curve    *curve.Curve
 	maxValue int
+	created  uint64 // LSN of its create record; set before it is registered
 
 	wmu sync.Mutex // one writer at a time; held through a whole Update
 	enc opEncoder  // scratch for single writes, under wmu

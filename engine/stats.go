@@ -88,10 +88,11 @@ func (s *stats) addCheckpoint(ci CheckpointInfo) {
 }
 
 // Stats returns counts per namespace, log positions, fsync figures,
-// recent checkpoints and the last recovery report.
+// recent checkpoints and the last recovery report. They are statistics,
+// read without waiting: they may count writes not yet durable.
 func (db *DB) Stats() Stats {
 	st := Stats{
-		Namespaces: db.Namespaces(),
+		Namespaces: db.namespaceInfos(),
 		Sync:       db.opts.Sync.String(),
 		WrittenLSN: db.log.Written(),
 		SyncedLSN:  db.log.Synced(),

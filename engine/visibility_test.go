@@ -93,8 +93,8 @@ func TestReadersNeverSeeUndurableWrites(t *testing.T) {
 
 // heldFsync opens a store on a file system whose log fsyncs block, while
 // hold is set, until release is called. A test writes, waits for the
-// write to be applied in memory (its writer is then waiting on the
-// fsync), and checks that readers wait too.
+// write to be applied in memory (its writer is then waiting on the fsync),
+// and checks that readers wait too.
 func heldFsync(t *testing.T) (db *engine.DB, hold func(), release func()) {
 	t.Helper()
 	gate := make(chan struct{})
@@ -212,6 +212,64 @@ func TestMissWaitsForUndurableDelete(t *testing.T) {
 				t.Fatalf("%s after the delete = %v, want ErrNotFound", name, err)
 			}
 			if err := <-deleted; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRegistryWaitsForUndurableCreateAndDrop: finding a namespace that
+// only a create not yet durable made, or missing one that only such a drop
+// removed, is seeing a write a crash could undo. Namespace and Namespaces
+// wait.
+//
+// Breaks seen caught: Namespace without waitRegistry ("create" and
+// "drop"); Namespaces without it ("list").
+func TestRegistryWaitsForUndurableCreateAndDrop(t *testing.T) {
+	cases := []struct {
+		name  string
+		write func(db *engine.DB) error
+		read  func(db *engine.DB) string
+		want  string
+	}{
+		{"create",
+			func(db *engine.DB) error {
+				_, err := db.CreateNamespace(ctx, "n", engine.NamespaceOptions{Dims: 1})
+				return err
+			},
+			func(db *engine.DB) string { _, err := db.Namespace("n"); return fmt.Sprint(err) },
+			"<nil>"},
+		{"drop",
+			func(db *engine.DB) error { return db.DropNamespace(ctx, "old") },
+			func(db *engine.DB) string {
+				_, err := db.Namespace("old")
+				return fmt.Sprint(errors.Is(err, engine.ErrNoNamespace))
+			},
+			"true"},
+		{"list",
+			func(db *engine.DB) error {
+				_, err := db.CreateNamespace(ctx, "n", engine.NamespaceOptions{Dims: 1})
+				return err
+			},
+			func(db *engine.DB) string { return fmt.Sprint(len(db.Namespaces())) },
+			"2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db, hold, release := heldFsync(t)
+			mustNS(t, db, "old", 1)
+			hold()
+			wrote := make(chan error, 1)
+			go func() { wrote <- c.write(db) }()
+			// Stats counts namespaces as they are in memory, without
+			// waiting: the create or drop is applied once the count moves.
+			for len(db.Stats().Namespaces) == 1 {
+				time.Sleep(time.Millisecond)
+			}
+			if got := mustWait(t, c.name, release, func() string { return c.read(db) }); got != c.want {
+				t.Fatalf("%s read %s once durable, want %s", c.name, got, c.want)
+			}
+			if err := <-wrote; err != nil {
 				t.Fatal(err)
 			}
 		})
