@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -412,6 +413,7 @@ func TestMem_Hammer(t *testing.T) {
 		writeDurable(t, fsys, "/", names[i], nil)
 	}
 	acked := make([]int, writers)
+	synced := make([]atomic.Bool, writers)
 	done := make(chan struct{})
 	errs := make(chan error, writers+readers)
 	for w := range writers {
@@ -433,6 +435,7 @@ func TestMem_Hammer(t *testing.T) {
 						return
 					}
 					acked[w] = n + 1 // read only after errs says we stopped
+					synced[w].Store(true)
 				}
 			}
 		}()
@@ -467,6 +470,15 @@ func TestMem_Hammer(t *testing.T) {
 		}()
 	}
 	time.Sleep(dur)
+	// On a loaded machine (-race, two cores) a writer may not have run
+	// yet: crash only once each has synced, or the test checks nothing.
+	for w := range writers {
+		for deadline := time.Now().Add(time.Minute); !synced[w].Load(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: writer never synced in a minute", names[w])
+			}
+		}
+	}
 	fsys.Crash(rng)
 	for range writers {
 		if err := <-errs; err != nil {
