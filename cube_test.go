@@ -192,7 +192,7 @@ func TestHostileModules(t *testing.T) {
 	}{
 		{"loop", short, vm.KindTimeout},
 		{"recurse", short, vm.KindTimeout},
-		{"stack", vm.Limits{Timeout: 10 * time.Second}, vm.KindTrap},
+		{"stack", vm.Limits{Timeout: 10 * time.Second}, vm.KindStackLimit},
 		{"membomb", vm.Limits{Timeout: 5 * time.Second, MemoryBytes: 4 << 20}, vm.KindMemoryLimit},
 		{"output", short, vm.KindOutputLimit},
 	}
