@@ -22,6 +22,8 @@ const (
 	DefaultMaxSessions = 64
 	DefaultKillGrace   = 50 * time.Millisecond
 	DefaultTotalMemory = 4 << 30
+	// CompileTimeout bounds checking a program in a worker.
+	CompileTimeout = 10 * time.Second
 	// retireGrowth is how much a worker's data segment may grow past its
 	// idle size before it is replaced rather than reused.
 	retireGrowth = 64 << 20
@@ -366,7 +368,12 @@ func (p *Pool) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.Prog
 	if err != nil {
 		return nil, err
 	}
-	d, err := p.exchange(ctx, w, &request{Op: opCompile, Prog: prg.key, Code: prg.code, Limits: wireLimits(prg.lim)}, nil, prg.lim)
+	// Compiling runs no guest code, only goja's parser and the building of
+	// a frozen runtime, which take longer than a short run's limit on a
+	// loaded machine; a parser bomb is still bounded, by this.
+	clim := prg.lim
+	clim.Timeout = max(clim.Timeout, CompileTimeout)
+	d, err := p.exchange(ctx, w, &request{Op: opCompile, Prog: prg.key, Code: prg.code, Limits: wireLimits(clim)}, nil, clim)
 	if err != nil {
 		p.put(w, false)
 		return nil, err
