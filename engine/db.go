@@ -65,7 +65,8 @@ func ckptDir(dir string) string { return filepath.Join(dir, "checkpoint") }
 // directory with looser modes is tightened (and the change logged); if
 // that is not allowed, Open fails saying so.
 //
-// Errors: ErrLocked if another process has dir open; ErrWrongKey if the
+// Errors: ErrNoStore if Options.MustExist is set and dir holds no store;
+// ErrLocked if another process has dir open; ErrWrongKey if the
 // encryption key does not match; ErrNewerFormat if a newer cube wrote it.
 // None of these changes anything on disk.
 func Open(dir string, o Options) (*DB, error) {
@@ -77,6 +78,16 @@ func Open(dir string, o Options) (*DB, error) {
 	}
 	db.stats.init()
 	start := o.Clock()
+	if o.MustExist {
+		if _, err := db.fs.List(dir); err != nil {
+			return nil, fmt.Errorf("%w at %s: %w", ErrNoStore, dir, err)
+		}
+		if _, exists, err := readFormat(db.fs, dir); err != nil {
+			return nil, err
+		} else if !exists {
+			return nil, fmt.Errorf("%w at %s: the directory has no %s file", ErrNoStore, dir, formatFile)
+		}
+	}
 	if err := db.fs.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
 	}

@@ -48,6 +48,9 @@ var (
 	// ErrWrongKey: the encryption key does not open this data directory,
 	// or the directory is (not) encrypted and the options say otherwise.
 	ErrWrongKey = errors.New("engine: wrong encryption key")
+	// ErrNoStore: Options.MustExist is set and the directory holds no
+	// store. Nothing was created.
+	ErrNoStore = errors.New("engine: no store")
 	// ErrTxDone: the transaction was used after its function returned.
 	ErrTxDone = errors.New("engine: transaction has finished")
 )

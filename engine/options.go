@@ -67,6 +67,11 @@ type Options struct {
 	// Repair lets Open cut out corrupt log bytes instead of refusing to
 	// open. What is cut is copied beside the log first and reported.
 	Repair bool
+	// MustExist makes Open refuse, with ErrNoStore, a directory that holds
+	// no store (missing, or without the store's FORMAT file) instead of
+	// creating one there: for tools that read or change an existing store,
+	// so that a mistyped path creates nothing.
+	MustExist bool
 	// Logger receives the engine's notices (recovery, checkpoints); nil
 	// discards them.
 	Logger *slog.Logger
