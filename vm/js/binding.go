@@ -195,6 +195,22 @@ func (b *binding) hostErr(name string, err error) {
 	panic(b.r.NewGoError(fmt.Errorf("%s: %w", name, err)))
 }
 
+// native makes a host function that JavaScript sees as name: its "name"
+// property, its "function name() { [native code] }" source, the REPL's
+// "[Function: name]" and its frames in error stacks. Without it goja names
+// a Go closure after its Go symbol (github.com/...(*binding).installCube.func27),
+// which means nothing to a person. The function is guarded: a Go panic
+// in f ends the run as a trap naming name.
+func (b *binding) native(name string, length int, f func(goja.FunctionCall) goja.Value) *goja.Object {
+	fv := b.r.ToValue(func(call goja.FunctionCall) goja.Value {
+		defer b.guard(name)
+		return f(call)
+	}).ToObject(b.r)
+	fv.DefineDataProperty("name", b.r.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	fv.DefineDataProperty("length", b.r.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return fv
+}
+
 func (b *binding) throwType(format string, args ...any) {
 	panic(b.r.NewTypeError(fmt.Sprintf(format, args...)))
 }
@@ -296,7 +312,13 @@ func (b *binding) bytesOut(p []byte) goja.Value {
 func (b *binding) parseJSON(name string, p []byte) goja.Value {
 	v, err := b.parse(goja.Undefined(), b.r.ToValue(string(p)))
 	if err != nil {
-		panic(b.r.NewTypeError(name + ": the stored value is not JSON: " + err.Error()))
+		// The exception's message only: err.Error() appends goja's stack,
+		// frames of host functions included.
+		msg := err.Error()
+		if ex, ok := err.(*goja.Exception); ok && ex.Value() != nil {
+			msg = ex.Value().String()
+		}
+		panic(b.r.NewTypeError(name + ": the stored value is not JSON (" + msg + "); read it with cube.get or cube.getBytes"))
 	}
 	return v
 }

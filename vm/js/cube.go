@@ -33,17 +33,15 @@ const batch = 64
 func (b *binding) installCube() *goja.Object {
 	r := b.r
 	c := r.NewObject()
-	def := func(name string, f func(goja.FunctionCall) goja.Value) {
-		full := "cube." + name
-		fv := r.ToValue(func(call goja.FunctionCall) goja.Value {
-			defer b.guard(full)
-			return f(call)
-		})
+	// Functions are named "cube.get", not "get": the name a person reads
+	// in a stack, in "[Function: cube.V]" and in every error message is
+	// the one they type.
+	def := func(name string, length int, f func(goja.FunctionCall) goja.Value) {
+		fv := b.native("cube."+name, length, f)
 		c.DefineDataProperty(name, fv, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	getter := func(name string, f func() goja.Value) {
-		g := r.ToValue(func(goja.FunctionCall) goja.Value {
-			defer b.guard("cube." + name)
+		g := b.native("get cube."+name, 0, func(goja.FunctionCall) goja.Value {
 			if b.host == nil {
 				b.throwType("cube.%s: cube is only usable while a program runs", name)
 			}
@@ -69,21 +67,21 @@ func (b *binding) installCube() *goja.Object {
 		}
 		return v, ok
 	}
-	def("get", func(call goja.FunctionCall) goja.Value {
+	def("get", 1, func(call goja.FunctionCall) goja.Value {
 		v, ok := get("cube.get", call)
 		if !ok {
 			return goja.Null()
 		}
 		return r.ToValue(string(v))
 	})
-	def("getBytes", func(call goja.FunctionCall) goja.Value {
+	def("getBytes", 1, func(call goja.FunctionCall) goja.Value {
 		v, ok := get("cube.getBytes", call)
 		if !ok {
 			return goja.Null()
 		}
 		return b.bytesOut(v)
 	})
-	def("getJSON", func(call goja.FunctionCall) goja.Value {
+	def("getJSON", 1, func(call goja.FunctionCall) goja.Value {
 		v, ok := get("cube.getJSON", call)
 		if !ok {
 			return goja.Null()
@@ -95,13 +93,13 @@ func (b *binding) installCube() *goja.Object {
 			b.hostErr(name, err)
 		}
 	}
-	def("put", func(call goja.FunctionCall) goja.Value {
+	def("put", 2, func(call goja.FunctionCall) goja.Value {
 		b.write("cube.put")
 		k := b.coord("cube.put", call.Argument(0))
 		put("cube.put", k, b.bytesIn("cube.put", call.Argument(1)))
 		return goja.Undefined()
 	})
-	def("putJSON", func(call goja.FunctionCall) goja.Value {
+	def("putJSON", 2, func(call goja.FunctionCall) goja.Value {
 		b.write("cube.putJSON")
 		k := b.coord("cube.putJSON", call.Argument(0))
 		s, ok := b.toJSON("cube.putJSON", call.Argument(1))
@@ -111,7 +109,7 @@ func (b *binding) installCube() *goja.Object {
 		put("cube.putJSON", k, []byte(s))
 		return goja.Undefined()
 	})
-	def("del", func(call goja.FunctionCall) goja.Value {
+	def("del", 1, func(call goja.FunctionCall) goja.Value {
 		b.write("cube.del")
 		k := b.coord("cube.del", call.Argument(0))
 		ok, err := b.host.Delete(b.ctx, k)
@@ -120,7 +118,7 @@ func (b *binding) installCube() *goja.Object {
 		}
 		return r.ToValue(ok)
 	})
-	def("region", func(call goja.FunctionCall) goja.Value {
+	def("region", 2, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.region"
 		b.call(name)
 		lo := b.coord(name, call.Argument(0))
@@ -134,7 +132,7 @@ func (b *binding) installCube() *goja.Object {
 		}
 		return b.newRegion(lo, hi, limit)
 	})
-	def("edges", func(call goja.FunctionCall) goja.Value {
+	def("edges", 1, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.edges"
 		b.call(name)
 		k := b.coord(name, call.Argument(0))
@@ -151,7 +149,7 @@ func (b *binding) installCube() *goja.Object {
 		})
 		return r.NewArray(out...)
 	})
-	def("link", func(call goja.FunctionCall) goja.Value {
+	def("link", 3, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.link"
 		b.write(name)
 		e := vm.Edge{From: b.coord(name, call.Argument(0)), To: b.coord(name, call.Argument(1)), Weight: 1}
@@ -174,7 +172,7 @@ func (b *binding) installCube() *goja.Object {
 		}
 		return goja.Undefined()
 	})
-	def("unlink", func(call goja.FunctionCall) goja.Value {
+	def("unlink", 3, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.unlink"
 		b.write(name)
 		from, to := b.coord(name, call.Argument(0)), b.coord(name, call.Argument(1))
@@ -184,7 +182,7 @@ func (b *binding) installCube() *goja.Object {
 		}
 		return r.ToValue(ok)
 	})
-	def("walk", func(call goja.FunctionCall) goja.Value {
+	def("walk", 1, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.walk"
 		b.call(name)
 		start := b.coord(name, call.Argument(0))
@@ -225,7 +223,7 @@ func (b *binding) installCube() *goja.Object {
 		}
 		return r.NewArray(out...)
 	})
-	def("path", func(call goja.FunctionCall) goja.Value {
+	def("path", 2, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.path"
 		b.call(name)
 		from, to := b.coord(name, call.Argument(0)), b.coord(name, call.Argument(1))
@@ -250,7 +248,7 @@ func (b *binding) installCube() *goja.Object {
 		res.Set("weight", p.Weight)
 		return res
 	})
-	def("log", func(call goja.FunctionCall) goja.Value {
+	def("log", 0, func(call goja.FunctionCall) goja.Value {
 		if b.host == nil {
 			return goja.Undefined()
 		}
@@ -273,7 +271,7 @@ func (b *binding) installCube() *goja.Object {
 		b.addLog(sb.String())
 		return goja.Undefined()
 	})
-	def("V", func(call goja.FunctionCall) goja.Value {
+	def("V", 1, func(call goja.FunctionCall) goja.Value {
 		b.call("cube.V")
 		return b.newGizmo(call.Arguments)
 	})

@@ -175,10 +175,9 @@ func (b *binding) installGizmoProto() {
 		return nil
 	}
 	p := r.NewObject()
-	method := func(name string, f func(g *gizmo, call goja.FunctionCall) goja.Value) {
+	method := func(name string, length int, f func(g *gizmo, call goja.FunctionCall) goja.Value) {
 		full := "gizmo." + name
-		p.DefineDataProperty(name, r.ToValue(func(call goja.FunctionCall) goja.Value {
-			defer b.guard(full)
+		p.DefineDataProperty(name, b.native(full, length, func(call goja.FunctionCall) goja.Value {
 			return f(self(full, call.This), call)
 		}), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 	}
@@ -189,30 +188,30 @@ func (b *binding) installGizmoProto() {
 		}
 		return a.String()
 	}
-	method("out", func(g *gizmo, call goja.FunctionCall) goja.Value {
+	method("out", 1, func(g *gizmo, call goja.FunctionCall) goja.Value {
 		return b.gizmoObject(g.with(gizmoStep{kind: 'h', dir: vm.Out, label: label(call)}))
 	})
-	method("in", func(g *gizmo, call goja.FunctionCall) goja.Value {
+	method("in", 1, func(g *gizmo, call goja.FunctionCall) goja.Value {
 		return b.gizmoObject(g.with(gizmoStep{kind: 'h', dir: vm.In, label: label(call)}))
 	})
-	method("both", func(g *gizmo, call goja.FunctionCall) goja.Value {
+	method("both", 1, func(g *gizmo, call goja.FunctionCall) goja.Value {
 		return b.gizmoObject(g.with(gizmoStep{kind: 'h', dir: vm.Both, label: label(call)}))
 	})
-	method("has", func(g *gizmo, call goja.FunctionCall) goja.Value {
+	method("has", 1, func(g *gizmo, call goja.FunctionCall) goja.Value {
 		fn, ok := goja.AssertFunction(call.Argument(0))
 		if !ok {
 			b.throwType("gizmo.has: give a predicate function, e.g. .has(n => n.v !== null)")
 		}
 		return b.gizmoObject(g.with(gizmoStep{kind: 'f', fn: fn}))
 	})
-	method("limit", func(g *gizmo, call goja.FunctionCall) goja.Value {
+	method("limit", 1, func(g *gizmo, call goja.FunctionCall) goja.Value {
 		n := call.Argument(0).ToFloat()
 		if n < 0 || n != float64(int64(n)) {
 			b.throwType("gizmo.limit: give a non-negative integer")
 		}
 		return b.gizmoObject(g.with(gizmoStep{kind: 'l', n: int(min(n, 1<<31))}))
 	})
-	method("all", func(g *gizmo, _ goja.FunctionCall) goja.Value {
+	method("all", 0, func(g *gizmo, _ goja.FunctionCall) goja.Value {
 		it := g.compile()
 		var out []any
 		for c, ok := it(); ok; c, ok = it() {
@@ -220,7 +219,7 @@ func (b *binding) installGizmoProto() {
 		}
 		return r.NewArray(out...)
 	})
-	method("count", func(g *gizmo, _ goja.FunctionCall) goja.Value {
+	method("count", 0, func(g *gizmo, _ goja.FunctionCall) goja.Value {
 		it := g.compile()
 		n := 0
 		for _, ok := it(); ok; _, ok = it() {
@@ -228,13 +227,13 @@ func (b *binding) installGizmoProto() {
 		}
 		return r.ToValue(n)
 	})
-	method("first", func(g *gizmo, _ goja.FunctionCall) goja.Value {
+	method("first", 0, func(g *gizmo, _ goja.FunctionCall) goja.Value {
 		if c, ok := g.compile()(); ok {
 			return b.coordValue(c)
 		}
 		return goja.Null()
 	})
-	method("values", func(g *gizmo, _ goja.FunctionCall) goja.Value {
+	method("values", 0, func(g *gizmo, _ goja.FunctionCall) goja.Value {
 		it := g.compile()
 		var out []any
 		for c, ok := it(); ok; c, ok = it() {

@@ -41,7 +41,7 @@ func newBinding(boot *goja.Program, maxStack int, rxLimit time.Duration, wd *wat
 		return nil, err
 	}
 	fn, _ := goja.AssertFunction(fv)
-	if _, err := fn(goja.Undefined(), r.ToValue(frozen), r.ToValue(b.checkAlloc)); err != nil {
+	if _, err := fn(goja.Undefined(), r.ToValue(frozen), b.native("checkAlloc", 2, b.checkAlloc)); err != nil {
 		return nil, fmt.Errorf("js: lockdown: %w", err)
 	}
 	return b, nil

@@ -109,14 +109,13 @@ func (b *binding) installRegionProto() {
 		return nil
 	}
 	p := r.NewObject()
-	method := func(name string, f func(it *regionIter, call goja.FunctionCall) goja.Value) {
+	method := func(name string, length int, f func(it *regionIter, call goja.FunctionCall) goja.Value) {
 		full := "region." + name
-		p.DefineDataProperty(name, r.ToValue(func(call goja.FunctionCall) goja.Value {
-			defer b.guard(full)
+		p.DefineDataProperty(name, b.native(full, length, func(call goja.FunctionCall) goja.Value {
 			return f(self(full, call.This), call)
 		}), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 	}
-	method("next", func(it *regionIter, _ goja.FunctionCall) goja.Value {
+	method("next", 0, func(it *regionIter, _ goja.FunctionCall) goja.Value {
 		res := r.NewObject()
 		pt, ok := it.pull()
 		if !ok {
@@ -128,7 +127,7 @@ func (b *binding) installRegionProto() {
 		res.Set("done", false)
 		return res
 	})
-	method("return", func(it *regionIter, _ goja.FunctionCall) goja.Value {
+	method("return", 0, func(it *regionIter, _ goja.FunctionCall) goja.Value {
 		it.done, it.buf, it.pos = true, nil, 0
 		if it.cur != nil {
 			it.cur.Close()
@@ -138,7 +137,7 @@ func (b *binding) installRegionProto() {
 		res.Set("done", true)
 		return res
 	})
-	method("toArray", func(it *regionIter, _ goja.FunctionCall) goja.Value {
+	method("toArray", 0, func(it *regionIter, _ goja.FunctionCall) goja.Value {
 		var out []any
 		for {
 			pt, ok := it.pull()
@@ -152,7 +151,7 @@ func (b *binding) installRegionProto() {
 		}
 		return r.NewArray(out...)
 	})
-	method("count", func(it *regionIter, _ goja.FunctionCall) goja.Value {
+	method("count", 0, func(it *regionIter, _ goja.FunctionCall) goja.Value {
 		n := 0
 		for {
 			if _, ok := it.pull(); !ok {
@@ -162,6 +161,6 @@ func (b *binding) installRegionProto() {
 		}
 		return r.ToValue(n)
 	})
-	p.DefineDataPropertySymbol(goja.SymIterator, r.ToValue(func(call goja.FunctionCall) goja.Value { return call.This }), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+	p.DefineDataPropertySymbol(goja.SymIterator, b.native("[Symbol.iterator]", 0, func(call goja.FunctionCall) goja.Value { return call.This }), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 	b.regionPro = p
 }
