@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peterh/liner"
@@ -238,18 +239,40 @@ func (r *session) runTerminal(ctx context.Context, o Options) error {
 	ln.SetWordCompleter(func(line string, pos int) (string, []string, string) {
 		return r.comp.complete(ctx, line, pos)
 	})
-	r.interrupt = func(cancel context.CancelFunc) func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt)
-		done := make(chan struct{})
-		go func() {
+	// At the prompt the line editor reads Ctrl-C as a key; while an input
+	// runs the terminal is in its normal mode and Ctrl-C is SIGINT. The
+	// session catches SIGINT for as long as it lasts: a signal stops the
+	// running input, if any, and never ends the process.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	var mu sync.Mutex
+	var running context.CancelFunc
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
 			select {
 			case <-sig:
-				cancel()
+				mu.Lock()
+				if running != nil {
+					running()
+				}
+				mu.Unlock()
 			case <-done:
+				return
 			}
-		}()
-		return func() { signal.Stop(sig); close(done) }
+		}
+	}()
+	r.interrupt = func(cancel context.CancelFunc) func() {
+		mu.Lock()
+		running = cancel
+		mu.Unlock()
+		return func() {
+			mu.Lock()
+			running = nil
+			mu.Unlock()
+		}
 	}
 
 	hist := historyPath(o.HistoryFile)

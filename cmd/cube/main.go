@@ -40,8 +40,14 @@ func main() {
 		}
 		os.Exit(0)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	// SIGTERM ends every verb. Ctrl-C (SIGINT) ends every verb but the
+	// REPL on a terminal, which catches it itself to stop the running input
+	// and keep the session (see dispatch).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, ctrlC: func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return signal.NotifyContext(ctx, os.Interrupt)
+	}}
+	code := run(ctx, os.Args[1:], e)
 	stop()
 	os.Exit(code)
 }
@@ -57,6 +63,18 @@ type env struct {
 	namespace string // -n: default namespace for verbs that need one
 	data      string // --data: the data directory
 	json      bool   // --json: machine-readable output
+
+	// ctrlC, when set, makes Ctrl-C cancel the context it returns; nil
+	// (tests that call run) leaves the signal alone.
+	ctrlC func(context.Context) (context.Context, context.CancelFunc)
+}
+
+// onCtrlC is ctx cancelled by Ctrl-C too, if the process asked for that.
+func (e *env) onCtrlC(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.ctrlC == nil {
+		return ctx, func() {}
+	}
+	return e.ctrlC(ctx)
 }
 
 // subcommand is one verb of the CLI: one file each.
@@ -149,9 +167,15 @@ func (e *env) globalFlags(args []string) ([]string, error) {
 
 func (e *env) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
+		// The REPL decides what Ctrl-C does (replCommand.Run).
 		return (&replCommand{e}).Run(ctx, nil)
 	}
 	verb := args[0]
+	if verb != "repl" {
+		var cancel context.CancelFunc
+		ctx, cancel = e.onCtrlC(ctx)
+		defer cancel()
+	}
 	if sc, ok := e.subcommands()[verb]; ok {
 		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
 			fmt.Fprint(e.stdout, sc.Usage())

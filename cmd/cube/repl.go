@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+
+	"golang.org/x/term"
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/engine"
@@ -37,6 +40,14 @@ func (c *replCommand) Run(ctx context.Context, args []string) error {
 	}
 	if *sock == "" {
 		*sock = c.getenv("CUBE_SOCKET")
+	}
+	if f, ok := c.stdin.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		// A script (piped input) ends at Ctrl-C like any verb; on a
+		// terminal the REPL catches Ctrl-C itself: it stops the running
+		// input and the session goes on.
+		var cancel context.CancelFunc
+		ctx, cancel = c.onCtrlC(ctx)
+		defer cancel()
 	}
 	o := repl.Options{In: c.stdin, Out: c.stdout, Err: c.stderr, Namespace: *ns}
 	if *sock != "" {

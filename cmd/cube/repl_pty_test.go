@@ -1,0 +1,188 @@
+//go:build linux || darwin
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ptyTerm is the test's end of a pseudo-terminal on which this test
+// binary runs as cube: what cube printed, and a way to wait for a text
+// after a mark.
+type ptyTerm struct {
+	t    *testing.T
+	pty  *os.File
+	cmd  *exec.Cmd
+	done chan error
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	mark int
+}
+
+// cubePty starts "cube args..." with a pseudo-terminal as its standard
+// input, output and error, as a person's shell would.
+func cubePty(t *testing.T, env []string, args ...string) *ptyTerm {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "CUBE_TEST_MAIN="+string(b), "TERM=xterm", "HOME="+t.TempDir()), env...)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	tm := &ptyTerm{t: t, pty: f, cmd: cmd, done: make(chan error, 1)}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			tm.mu.Lock()
+			tm.buf.Write(b[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { tm.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+		f.Close()
+	})
+	return tm
+}
+
+func (tm *ptyTerm) send(s string) {
+	tm.t.Helper()
+	if _, err := io.WriteString(tm.pty, s); err != nil {
+		tm.t.Fatalf("write to pty: %v", err)
+	}
+}
+
+func (tm *ptyTerm) screen() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.buf.String()
+}
+
+// expect waits until want appears after the mark, then moves the mark
+// past it.
+func (tm *ptyTerm) expect(want string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		out := tm.screen()
+		if i := strings.Index(out[tm.mark:], want); i >= 0 {
+			tm.mark += i + len(want)
+			return
+		}
+		select {
+		case err := <-tm.done:
+			tm.done <- err
+			time.Sleep(50 * time.Millisecond) // the last output
+			out = tm.screen()
+			if strings.Contains(out[tm.mark:], want) {
+				continue
+			}
+			tm.t.Fatalf("cube exited (%v) while the test waited for %q; after the mark the terminal shows:\n%q", err, want, out[tm.mark:])
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	tm.t.Fatalf("waited for %q; after the mark the terminal shows:\n%q", want, tm.screen()[tm.mark:])
+}
+
+// alive fails the test if cube has exited.
+func (tm *ptyTerm) alive() {
+	tm.t.Helper()
+	select {
+	case err := <-tm.done:
+		tm.done <- err
+		tm.t.Fatalf("cube exited (%v); the terminal shows:\n%q", err, tm.screen())
+	default:
+	}
+}
+
+// exit sends Ctrl-D and wants exit status 0.
+func (tm *ptyTerm) exit() {
+	tm.t.Helper()
+	tm.send("\x04")
+	select {
+	case err := <-tm.done:
+		if err != nil {
+			tm.t.Fatalf("cube exited with %v on Ctrl-D, want 0; the terminal shows:\n%q", err, tm.screen())
+		}
+	case <-time.After(20 * time.Second):
+		tm.t.Fatalf("cube did not exit on Ctrl-D; the terminal shows:\n%q", tm.screen())
+	}
+}
+
+// interrupt runs a script that never ends, presses Ctrl-C and waits for
+// cube to say it stopped the script.
+func (tm *ptyTerm) interrupt(script string) {
+	tm.t.Helper()
+	tm.send(script + "\r")
+	tm.expect(script)
+	time.Sleep(200 * time.Millisecond) // the script runs
+	start := time.Now()
+	tm.send("\x03")
+	tm.expect("interrupted (Ctrl-C)")
+	if took := time.Since(start); took > 5*time.Second {
+		tm.t.Errorf("Ctrl-C took %v to stop the script", took)
+	}
+}
+
+// TestREPLTerminalCtrlC drives the built cube's embedded REPL in a
+// pseudo-terminal: Ctrl-C stops a runaway script and the session (its
+// variables) and the process stay; Ctrl-C at an empty prompt says how to
+// leave; Ctrl-D leaves with status 0.
+//
+// It failed (cube exited 0 on the first Ctrl-C, "cube exited (<nil>)
+// while the test waited for the prompt") with main's signal.NotifyContext
+// catching SIGINT for the REPL too, as before this test; with the REPL
+// catching SIGINT only while an input runs, the SIGINT between inputs
+// killed it ("cube exited (signal: interrupt)").
+func TestREPLTerminalCtrlC(t *testing.T) {
+	data := filepath.Join(shortDir(t), "d")
+	tm := cubePty(t, nil, "--data", data)
+	tm.expect("> ")
+	tm.send("let kept = 41\r")
+	tm.expect("> ")
+
+	tm.interrupt("while (true) {}")
+	tm.expect("> ")
+	tm.alive()
+	tm.send("kept + 1\r")
+	tm.expect("42")
+	tm.expect("> ")
+
+	// Twice, so that a handler that only lasts one input is caught.
+	tm.interrupt("for (;;) {}")
+	tm.expect("> ")
+	tm.send("kept + 2\r")
+	tm.expect("43")
+	tm.expect("> ")
+
+	// A SIGINT between inputs (not through the line editor) changes
+	// nothing either.
+	tm.cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
+	tm.alive()
+
+	tm.send("\x03")
+	tm.expect("(To exit, press Ctrl-D or type .exit)")
+	tm.expect("> ")
+	tm.exit()
+}
