@@ -188,17 +188,39 @@ var demoFull = flag.Bool("demo.full", false, "TestDemo loads every city (a minut
 // TestDemo runs cube demo on a sample of the cities (all of them with
 // -demo.full) with the repository's WASM example.
 func TestDemo(t *testing.T) {
-	args := []string{"demo", "--examples", "../../examples", "--sample", "3000"}
+	data := filepath.Join(shortDir(t), "world.data")
+	args := []string{"demo", "--examples", "../../examples", "--data", data, "--sample", "3000"}
 	if *demoFull {
-		args = args[:3]
+		args = args[:5]
 	}
 	code, out, errs := cubeRun(t, "", args...)
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"CC BY 4.0", "within ~50 km of Paris", "shortest road Paris -> Berlin", "run nearby(Paris", "run walk: lightest roads from Paris"} {
+	for _, want := range []string{"CC BY 4.0", "within 50 km of Paris", "shortest road Paris -> Berlin", "run nearby(Paris", "run walk: lightest roads"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	// The WASM walk shows a walk, not one step back and forth.
+	if strings.Contains(out, "lightest roads, 0 hops") || strings.Contains(out, "lightest roads, 1 hops") {
+		t.Errorf("the WASM walk is trivial:\n%s", out)
+	}
+	// Every command it suggests works on the store it leaves.
+	var tried int
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "cube --data ") {
+			continue
+		}
+		tried++
+		f := strings.Fields(line)[1:]
+		code, o, e := cubeRun(t, "", f...)
+		if code != 0 || strings.TrimSpace(o) == "" {
+			t.Errorf("%s: exit %d, output %q, %s", line, code, o, e)
+		}
+	}
+	if tried < 3 {
+		t.Errorf("the demo suggested %d commands to try, want 3:\n%s", tried, out)
 	}
 }
