@@ -172,8 +172,18 @@ func newClient(sock string) *redis.Client {
 // $CUBE_SOCKET and with no daemon at the data directory's socket, it opens
 // the data directory itself and serves it in this process on a private
 // socket for the duration of the command, so every verb also works on an
-// embedded store.
+// embedded store. That store must exist: a verb never makes one.
 func (e *env) connect(ctx context.Context) (*redis.Client, func(), error) {
+	return e.dial(ctx, false)
+}
+
+// connectCreating is connect for import, which makes the store (and says
+// so) when the data directory has none.
+func (e *env) connectCreating(ctx context.Context) (*redis.Client, func(), error) {
+	return e.dial(ctx, true)
+}
+
+func (e *env) dial(ctx context.Context, create bool) (*redis.Client, func(), error) {
 	sock, explicit := e.socketPath()
 	if explicit || daemonAt(sock) {
 		cl := newClient(sock)
@@ -183,7 +193,7 @@ func (e *env) connect(ctx context.Context) (*redis.Client, func(), error) {
 		}
 		return cl, func() { cl.Close() }, nil
 	}
-	return e.embedded(ctx)
+	return e.embedded(ctx, create)
 }
 
 func daemonAt(sock string) bool {
@@ -196,12 +206,17 @@ func daemonAt(sock string) bool {
 }
 
 // embedded opens the data directory and serves it on a private socket.
-func (e *env) embedded(ctx context.Context) (*redis.Client, func(), error) {
+// With create false a directory without a store is an error.
+func (e *env) embedded(ctx context.Context, create bool) (*redis.Client, func(), error) {
 	dir := e.dataDir()
-	db, err := cube.Open(dir, cube.Options{})
+	db, err := e.openStore(dir, cube.Options{}, create)
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return nil, nil, fmt.Errorf("data directory %s is in use by another process, and no daemon answers on its socket", dir)
+		}
+		var ns *noStore
+		if errors.As(err, &ns) {
+			return nil, nil, err
 		}
 		return nil, nil, fmt.Errorf("open %s: %w", dir, err)
 	}

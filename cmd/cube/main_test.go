@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cubelinux/cube"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -88,6 +89,13 @@ func waitSocket(t *testing.T, sock string, out *bytes.Buffer) {
 // TestCLI runs verbs in-process on an embedded data directory.
 func TestCLI(t *testing.T) {
 	data := filepath.Join(shortDir(t), "d")
+	// Verbs never make a store (TestNoStoreCreated); serve, the REPL and
+	// import do.
+	db, err := cube.Open(data, cube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	steps := []struct {
 		stdin string
 		args  []string

@@ -18,7 +18,8 @@ func (c *verifyCommand) Usage() string {
 Opens the data directory the way the daemon does (recovery included: a torn
 log tail is cut, as at any start), reports what recovery found, and reads
 every value and edge back, checking the counts. Exits 1 on corruption,
-naming the file and offset. The daemon must not be running on DIR.
+naming the file and offset, and when DIR holds no store (it creates
+nothing). The daemon must not be running on DIR.
 `
 }
 
@@ -27,10 +28,12 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 		return usagef("verify needs one DIR\n%s", c.Usage())
 	}
 	dir := args[0]
-	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncAlways, CheckpointInterval: -1})
+	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncAlways, CheckpointInterval: -1, MustExist: true})
 	if err != nil {
 		var ce *engine.CorruptionError
 		switch {
+		case errors.Is(err, engine.ErrNoStore):
+			return noStoreError(dir)
 		case errors.As(err, &ce):
 			return fmt.Errorf("verify: %s is damaged: %s at byte %d: %s (cube serve refuses it too; engine.Options.Repair cuts the damage out)", dir, ce.File, ce.Offset, ce.Reason)
 		case errors.Is(err, engine.ErrLocked):
