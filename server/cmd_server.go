@@ -242,10 +242,7 @@ func cmdStats(cl *call) error {
 		if err != nil {
 			return err
 		}
-		v = struct {
-			Namespace any `json:"namespace"`
-			Programs  any `json:"programs,omitempty"`
-		}{ns.Info(), cl.s.programStats(ns.Name())}
+		v = NamespaceReply{namespaceStats(ns.Info()), cl.s.programsStats(ns.Name())}
 	} else {
 		v = cl.s.Stats()
 	}
@@ -261,8 +258,14 @@ func cmdStats(cl *call) error {
 type Stats struct {
 	Server   ServerStats            `json:"server"`
 	Commands map[string]CommandStat `json:"commands"`
-	Store    any                    `json:"store"`
-	Programs any                    `json:"programs,omitempty"`
+	Store    StoreStats             `json:"store"`
+	Programs []ProgramStats         `json:"programs,omitempty"`
+}
+
+// NamespaceReply is what STATS ns replies (as JSON).
+type NamespaceReply struct {
+	Namespace NamespaceStats `json:"namespace"`
+	Programs  []ProgramStats `json:"programs,omitempty"`
 }
 
 // ServerStats describes the daemon itself.
@@ -313,8 +316,8 @@ func (s *Server) Stats() Stats {
 			CommandsProcessed: total,
 		},
 		Commands: cmds,
-		Store:    s.db.Engine().Stats(),
-		Programs: s.programStats(""),
+		Store:    storeStats(s.db.Engine().Stats()),
+		Programs: s.programsStats(""),
 	}
 }
 

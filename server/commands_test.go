@@ -116,7 +116,7 @@ func TestGoRedis(t *testing.T) {
 			if st.Commands["put"].Calls != 10 {
 				t.Fatalf("STATS put calls = %d, want 10", st.Commands["put"].Calls)
 			}
-			if got := str(do("STATS", "world")); !strings.Contains(got, `"Values":9`) {
+			if got := str(do("STATS", "world")); !strings.Contains(got, `"values":9`) {
 				t.Fatalf("STATS world = %s", got)
 			}
 			if got := str(do("INFO", "keyspace")); !strings.Contains(got, "ns_world:dims=2") {

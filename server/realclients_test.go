@@ -53,7 +53,7 @@ func TestRedisCLI(t *testing.T) {
 		{"PATH world 1 2 3 4", "1\n2\n3\n4\n2.5"},
 		{"UNLINK world 1 2 3 4 road", "1"},
 		{"NS.INFO world", "~name\nworld\ndims\n2\ncurve\nhilbert\n"},
-		{"STATS world", `~^\{"namespace":\{"Name":"world"`},
+		{"STATS world", `~^\{"namespace":\{"name":"world"`},
 		{"INFO keyspace", "~ns_world:dims=2,curve=hilbert,values=2,edges=0"},
 		{"COMMAND COUNT", strconv.Itoa(len(server.Commands()))},
 		{"PROG world hi JS 'function run(a) { return \"hi \" + a }'", "~^[0-9a-f]{64}$"},

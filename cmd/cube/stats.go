@@ -19,7 +19,9 @@ func (c *statsCommand) Usage() string {
 	return `usage: cube stats [--json] [NS]
 
 The daemon's and the store's statistics as tables: namespaces, commands
-(calls, errors, latency), log and fsyncs, programs. --json prints STATS's JSON.
+(calls, errors, latency in µs), log and fsyncs, programs. --json prints
+STATS's JSON: snake_case fields, each time with its unit in its name
+(latency_p50_us, fsync_max_us, duration_ms, uptime_s), sizes in _bytes.
 `
 }
 
@@ -53,51 +55,43 @@ func (c *statsCommand) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 	if ns != "" {
-		var v struct {
-			Namespace map[string]any `json:"namespace"`
-			Programs  []progStat     `json:"programs"`
-		}
+		var v server.NamespaceReply
 		if err := json.Unmarshal([]byte(js), &v); err != nil {
-			return err
+			return fmt.Errorf("stats: the daemon's STATS reply is not what this cube reads (%v); is the daemon another version?", err)
 		}
+		n := v.Namespace
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		keys := make([]string, 0, len(v.Namespace))
-		for k := range v.Namespace {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(tw, "%s\t%v\n", k, v.Namespace[k])
-		}
+		fmt.Fprintf(tw, "namespace\t%s\n", n.Name)
+		fmt.Fprintf(tw, "dims\t%d\n", n.Dims)
+		fmt.Fprintf(tw, "curve\t%s\n", n.Curve)
+		fmt.Fprintf(tw, "values\t%d (%s)\n", n.Values, sizeIEC(n.ValueBytes))
+		fmt.Fprintf(tw, "edges\t%d\n", n.Edges)
+		fmt.Fprintf(tw, "largest value allowed\t%s\n", sizeIEC(int64(n.MaxValueBytes)))
+		fmt.Fprintf(tw, "last write\tlog record %d\n", n.LastLSN)
 		tw.Flush()
 		printProgs(c.stdout, v.Programs)
 		return nil
 	}
-	var st struct {
-		Server   server.ServerStats            `json:"server"`
-		Commands map[string]server.CommandStat `json:"commands"`
-		Store    storeStats                    `json:"store"`
-		Programs []progStat                    `json:"programs"`
-	}
+	var st server.Stats
 	if err := json.Unmarshal([]byte(js), &st); err != nil {
-		return err
+		return fmt.Errorf("stats: the daemon's STATS reply is not what this cube reads (%v); is the daemon another version?", err)
 	}
 	w := c.stdout
-	fmt.Fprintf(w, "daemon %s  pid %d  up %s  clients %d  commands %d (%d cancelled by their client)  heap %.1f MiB\n\n",
+	fmt.Fprintf(w, "daemon %s  pid %d  up %s  clients %d  commands %d (%d cancelled by their client)  heap %s\n\n",
 		st.Server.Version, st.Server.PID, (time.Duration(st.Server.UptimeS) * time.Second).String(),
-		st.Server.Clients, st.Server.CommandsProcessed, st.Server.Cancelled, float64(st.Server.HeapBytes)/(1<<20))
+		st.Server.Clients, st.Server.CommandsProcessed, st.Server.Cancelled, sizeIEC(int64(st.Server.HeapBytes)))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "namespace\tdims\tcurve\tvalues\tbytes\tedges\t")
+	fmt.Fprintln(tw, "namespace\tdims\tcurve\tvalues\tvalue bytes\tedges\t")
 	for _, n := range st.Store.Namespaces {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t\n", n.Name, n.Dims, n.Curve, n.Values, n.ValueBytes, n.Edges)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nlog: sync %s, %d records durable, %d bytes, %d fsyncs (p50 %s, p99 %s, max %s), %d checkpoints\n",
-		st.Store.Sync, st.Store.SyncedLSN, st.Store.LogBytes, st.Store.Syncs,
-		time.Duration(st.Store.SyncLatency.P50), time.Duration(st.Store.SyncLatency.P99), time.Duration(st.Store.SyncLatency.Max),
+	fmt.Fprintf(w, "\nlog: sync mode %s, %d records durable, %s on disk, %d fsyncs (p50 %s, p99 %s, max %s), %d recent checkpoints\n",
+		st.Store.SyncMode, st.Store.SyncedLSN, sizeIEC(st.Store.LogBytes), st.Store.Fsyncs,
+		fmtUS(st.Store.FsyncP50US), fmtUS(st.Store.FsyncP99US), fmtUS(st.Store.FsyncMaxUS),
 		len(st.Store.Checkpoints))
-	if st.Store.Err != "" {
-		fmt.Fprintf(w, "STORE FAILED: %s\n", st.Store.Err)
+	if st.Store.Error != "" {
+		fmt.Fprintf(w, "STORE FAILED (read-only): %s\n", st.Store.Error)
 	}
 	names := make([]string, 0, len(st.Commands))
 	for n := range st.Commands {
@@ -116,50 +110,48 @@ func (c *statsCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-type storeStats struct {
-	Namespaces []struct {
-		Name       string
-		Dims       int
-		Curve      string
-		Values     int
-		ValueBytes int64
-		Edges      int
+// sizeIEC is n bytes for a person: "512 B", "1.5 KiB", "73.2 MiB".
+func sizeIEC(n int64) string {
+	const k = 1024
+	if n < k {
+		return fmt.Sprintf("%d B", n)
 	}
-	Sync        string
-	SyncedLSN   uint64
-	LogBytes    int64
-	Syncs       int64
-	SyncLatency struct{ Count, P50, P99, Max int64 }
-	Checkpoints []any
-	Err         string
+	f, u := float64(n)/k, "KiB"
+	for _, next := range []string{"MiB", "GiB", "TiB"} {
+		if f < k {
+			break
+		}
+		f, u = f/k, next
+	}
+	return fmt.Sprintf("%.1f %s", f, u)
 }
 
-type progStat struct {
-	Namespace, Name, Kind, Version string
-	ReadOnly                       bool
-	CodeSize                       int
-	Telemetry                      struct {
-		Runs    int64
-		Errors  map[string]int64
-		Latency struct{ Count, P50, P99, Max int64 }
+// fmtUS is a time in microseconds for a person, in the unit that suits
+// it: "850µs", "12.3ms", "1.2s".
+func fmtUS(us float64) string {
+	switch {
+	case us < 1000:
+		return fmt.Sprintf("%.0fµs", us)
+	case us < 1e6:
+		return fmt.Sprintf("%.1fms", us/1e3)
 	}
+	return fmt.Sprintf("%.2fs", us/1e6)
 }
 
-func printProgs(w io.Writer, ps []progStat) {
+func printProgs(w io.Writer, ps []server.ProgramStats) {
 	if len(ps) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "program\tkind\tversion\truns\terrors\tp50\tp99\tmax\t")
+	fmt.Fprintln(tw, "program\tkind\tversion\truns\terrors\tp50 µs\tp99 µs\tmax µs\t")
 	for _, p := range ps {
 		var errs int64
-		for _, n := range p.Telemetry.Errors {
+		for _, n := range p.Errors {
 			errs += n
 		}
-		l := p.Telemetry.Latency
-		fmt.Fprintf(tw, "%s/%s\t%s\t%.12s\t%d\t%d\t%s\t%s\t%s\t\n", p.Namespace, p.Name, p.Kind, p.Version,
-			p.Telemetry.Runs, errs, time.Duration(l.P50), time.Duration(l.P99), time.Duration(l.Max))
+		fmt.Fprintf(tw, "%s/%s\t%s\t%.12s\t%d\t%d\t%.1f\t%.1f\t%.1f\t\n", p.Namespace, p.Name, p.Kind, p.Version,
+			p.Runs, errs, p.LatencyP50US, p.LatencyP99US, p.LatencyMaxUS)
 	}
 	tw.Flush()
 }

@@ -33,7 +33,11 @@ func TestStressCodeModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var st struct{ Store struct{ SyncedLSN uint64 } }
+		var st struct {
+			Store struct {
+				SyncedLSN uint64 `json:"synced_lsn"`
+			}
+		}
 		if err := json.Unmarshal([]byte(js), &st); err != nil {
 			t.Fatal(err)
 		}
