@@ -319,3 +319,12 @@ func (c *batchCursor[T]) Close() {
 	c.done = true
 	c.buf = nil
 }
+
+// noNamespace is the host of a session's script when the session has no
+// namespace (a REPL before one is picked): plain JavaScript and cube.log
+// work, and every other cube call fails saying that the script has no
+// namespace (vm/js reads a host of no dimensions so). Its other methods
+// are never called.
+type noNamespace struct{ vm.Host }
+
+func (noNamespace) Dims() int { return 0 }

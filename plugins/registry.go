@@ -670,7 +670,9 @@ type Session struct {
 }
 
 // Session returns a session on namespace ns (which need not exist yet:
-// Eval fails with engine.ErrNoNamespace until it does).
+// Eval fails with engine.ErrNoNamespace until it does). With ns "" its
+// scripts run outside any namespace: plain JavaScript works and cube's
+// calls fail saying so.
 func (r *Registry) Session(ns string) *Session {
 	return &Session{r: r, ns: ns, s: r.js.newSession(r.o.Limits)}
 }
@@ -702,6 +704,9 @@ func (s *Session) Eval(ctx context.Context, script string) (js.Completion, error
 func (s *Session) EvalArgs(ctx context.Context, script string, args []byte) (js.Completion, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ns == "" {
+		return s.s.EvalArgs(ctx, noNamespace{}, script, args)
+	}
 	n, err := s.r.eng.Namespace(s.ns)
 	if err != nil {
 		return js.Completion{}, err

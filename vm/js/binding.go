@@ -148,10 +148,14 @@ func (b *binding) fail(kind vm.ErrorKind, format string, args ...any) {
 // failed reports the failure recorded for the current run, if any.
 func (b *binding) failed() *vm.Error { return b.failure.Load() }
 
+// noHost reports that the run has no namespace to call: no host, or one
+// of no dimensions (a worker's stand-in when its parent has none).
+func (b *binding) noHost() bool { return b.host == nil || b.host.Dims() == 0 }
+
 // call counts one host call against the limit and checks that the run is
 // still live.
 func (b *binding) call(name string) {
-	if b.host == nil {
+	if b.noHost() {
 		b.throwType("%s: no host: cube is only usable while a program runs", name)
 	}
 	if f := b.failure.Load(); f != nil {

@@ -42,7 +42,7 @@ func (b *binding) installCube() *goja.Object {
 	}
 	getter := func(name string, f func() goja.Value) {
 		g := b.native("get cube."+name, 0, func(goja.FunctionCall) goja.Value {
-			if b.host == nil {
+			if b.noHost() {
 				b.throwType("cube.%s: cube is only usable while a program runs", name)
 			}
 			return f()
