@@ -190,7 +190,9 @@ func evalInSession(cl *call) (js.Completion, error) {
 		return js.Completion{}, cl.cmd.arityError()
 	}
 	ns := string(cl.args[1])
-	if _, err := cl.ns(cl.args[1]); err != nil {
+	// ns "" runs plain JavaScript outside any namespace (a REPL before one
+	// is picked); cube's calls then fail saying so.
+	if _, err := cl.ns(cl.args[1]); err != nil && ns != "" {
 		return js.Completion{}, err
 	}
 	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
