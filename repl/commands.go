@@ -74,12 +74,11 @@ func (r *session) command(ctx context.Context, line string) bool {
 	name, args, _ := strings.Cut(s, " ")
 	args = strings.TrimSpace(args)
 	c := lookupCommand(name)
+	r.inputs++
 	if c == nil {
-		r.failures++
-		fmt.Fprintf(r.errw, "error: unknown command .%s (.help lists them)\n", name)
+		r.fail(fmt.Errorf("unknown command .%s (.help lists them)", name), "")
 		return false
 	}
-	r.inputs++
 	err := c.run(r, ctx, args)
 	if err == errExit {
 		return true

@@ -29,11 +29,9 @@ var _ Evaluator = (*Embedded)(nil)
 // NewEmbedded returns an evaluator over db. Closing it does not close db.
 func NewEmbedded(db *cube.DB) *Embedded { return &Embedded{db: db} }
 
-// Eval implements Evaluator.
+// Eval implements Evaluator. With ns "" the script runs outside any
+// namespace: plain JavaScript works and cube's calls fail.
 func (e *Embedded) Eval(ctx context.Context, ns, script string) (Result, error) {
-	if ns == "" {
-		return Result{}, ErrNoNamespace
-	}
 	e.mu.Lock()
 	if e.sess == nil {
 		e.sess = e.db.Session(ns)

@@ -143,11 +143,9 @@ func (r *Remote) do(ctx context.Context, args ...any) (any, error) {
 	return v, nil
 }
 
-// Eval implements Evaluator with EVAL ns script.
+// Eval implements Evaluator with EVAL ns script; ns "" runs it outside
+// any namespace (a daemon older than that refuses it).
 func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
-	if ns == "" {
-		return Result{}, ErrNoNamespace
-	}
 	// EVAL.TYPED says what type the value was and what the script logged;
 	// a daemon without it gets plain EVAL.
 	if !r.untyped {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -93,18 +94,12 @@ func Run(ctx context.Context, o Options) error {
 	r.comp = &completer{ev: ev, ns: func() string { return r.ns }}
 	r.term = o.Terminal || (o.In == os.Stdin && stdinIsTerminal())
 	if r.ns == "" {
-		nss, err := ev.Namespaces(ctx)
-		switch {
-		case err == nil && len(nss) == 1:
+		// The same on a terminal and in a script, embedded or on a daemon:
+		// the only namespace, or none. Without one plain JavaScript runs
+		// and the cube API says how to pick one; opening a REPL never
+		// creates a namespace.
+		if nss, err := ev.Namespaces(ctx); err == nil && len(nss) == 1 {
 			r.ns = nss[0].Name
-		case err == nil && len(nss) == 0 && r.term && o.DB != nil:
-			// A person at a fresh embedded store should be able to type
-			// cube.put([1,2,3], "x") at once, as mongosh starts in "test".
-			// Scripts (piped input) and daemons are left as they are.
-			if err := ev.CreateNamespace(ctx, DefaultNamespace, 3, "hilbert"); err == nil {
-				r.ns = DefaultNamespace
-				fmt.Fprintf(o.Out, "created namespace %s (3 dimensions) in this empty store; .ns NAME DIMS makes others\n", DefaultNamespace)
-			}
 		}
 	}
 	if r.term {
@@ -112,10 +107,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	return r.runPiped(ctx, bufio.NewReader(o.In))
 }
-
-// DefaultNamespace is created when a person opens the REPL on an empty
-// embedded store.
-const DefaultNamespace = "default"
 
 func stdinIsTerminal() bool {
 	_, err := liner.TerminalMode()
@@ -133,6 +124,9 @@ type session struct {
 	timing    bool
 	failures  int
 	inputs    int
+	line      int      // lines read so far
+	start     int      // the line the current input starts on
+	failed    []string // without a terminal: which inputs failed
 	comp      *completer
 	// interrupt, when set, is how a running input learns of Ctrl-C.
 	interrupt func(cancel context.CancelFunc) (stop func())
@@ -170,6 +164,12 @@ func (r *session) loop(ctx context.Context, read reader, remember func(string)) 
 			return err
 		}
 		eof := errors.Is(err, io.EOF)
+		if !eof || line != "" {
+			r.line++
+			if len(buf) == 0 {
+				r.start = r.line
+			}
+		}
 		if eof && line == "" {
 			if len(buf) > 0 {
 				// The input ended inside an open bracket: run what there
@@ -225,7 +225,11 @@ func (r *session) runPiped(ctx context.Context, in *bufio.Reader) error {
 		return err
 	}
 	if r.failures > 0 {
-		return fmt.Errorf("%w: %d of %d", ErrInputFailed, r.failures, r.inputs)
+		which := r.failed
+		if len(which) > 5 {
+			which = append(which[:5:5], "...")
+		}
+		return fmt.Errorf("%w: %d of %d: %s", ErrInputFailed, r.failures, r.inputs, strings.Join(which, ", "))
 	}
 	return nil
 }
@@ -284,7 +288,7 @@ func (r *session) runTerminal(ctx context.Context, o Options) error {
 	}
 	fmt.Fprintln(r.out, "cube REPL: JavaScript with the cube API. .help for commands, Ctrl-D to leave.")
 	if r.ns == "" {
-		fmt.Fprintln(r.out, "No namespace selected: .ns lists them, .ns NAME DIMS creates one.")
+		fmt.Fprintln(r.out, "No namespace selected: JavaScript runs, the cube API needs one: "+pickNamespace+".")
 	}
 	err := r.loop(ctx, ln.Prompt, ln.AppendHistory)
 	if hist != "" {
@@ -362,26 +366,44 @@ func (r *session) eval(ctx context.Context, src string) {
 	}
 }
 
+// noNamespaceRe is the sandbox's refusal of a cube call outside any
+// namespace.
+var noNamespaceRe = regexp.MustCompile(`(cube\.\w+): (?:no host: )?cube is only usable while a program runs`)
+
 // fail prints an error; a script error with a position also shows the
 // line it points at.
 func (r *session) fail(err error, src string) {
 	r.failures++
+	lead := "error: "
+	if !r.term {
+		// A script's reader needs to know which of its inputs failed.
+		// (An echoed transcript shows the input right above its error.)
+		where := fmt.Sprintf("input %d (line %d)", r.inputs, r.start)
+		if !r.echo {
+			lead = "error in " + where + ": "
+		}
+		r.failed = append(r.failed, where)
+	}
 	var se *ScriptError
 	if !errors.As(err, &se) {
-		fmt.Fprintf(r.errw, "error: %v\n", err)
+		fmt.Fprintf(r.errw, "%s%v\n", lead, err)
 		return
 	}
 	msg := se.Msg
+	if m := noNamespaceRe.FindStringSubmatch(msg); m != nil && r.ns == "" {
+		msg = m[1] + " needs a namespace and none is selected: " + pickNamespace
+		se = &ScriptError{Kind: "", Msg: msg, Line: se.Line, Column: se.Column}
+	}
 	if m, ok := strings.CutPrefix(msg, "syntax error: "); ok && se.Kind == "bad module" {
 		msg = "SyntaxError: " + m
 	} else if se.Kind != "" && se.Kind != "guest error" {
 		msg = se.Kind + ": " + msg
 	}
 	if se.Line <= 0 {
-		fmt.Fprintf(r.errw, "error: %s\n", msg)
+		fmt.Fprintf(r.errw, "%s%s\n", lead, msg)
 		return
 	}
-	fmt.Fprintf(r.errw, "error: %s\n  at line %d, column %d\n", msg, se.Line, se.Column)
+	fmt.Fprintf(r.errw, "%s%s\n  at line %d, column %d\n", lead, msg, se.Line, se.Column)
 	lines := strings.Split(src, "\n")
 	if se.Line > len(lines) {
 		return

@@ -186,3 +186,106 @@ func TestREPLTerminalCtrlC(t *testing.T) {
 	tm.expect("> ")
 	tm.exit()
 }
+
+// TestREPLRemoteTerminalCtrlC is TestREPLTerminalCtrlC for cube repl -s
+// SOCK against a daemon: Ctrl-C stops the running input, the prompt comes
+// back and the next input runs; the daemon's session starts over (the
+// interrupt closes its connection), and the REPL says so.
+//
+// Before this test, cube exited 0 after the first Ctrl-C ("cube exited
+// (<nil>)").
+func TestREPLRemoteTerminalCtrlC(t *testing.T) {
+	data := filepath.Join(shortDir(t), "d")
+	sock := filepath.Join(data, "cube.sock")
+	d, out := cubeProc(t, nil, "serve", "--data", data)
+	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
+	waitSocket(t, sock, out)
+
+	tm := cubePty(t, nil, "repl", "-s", sock)
+	tm.expect("> ")
+	tm.send("20000 + 3\r")
+	tm.expect("20003")
+	tm.expect("> ")
+
+	tm.interrupt("while (true) {}")
+	tm.expect("the daemon's session starts over")
+	tm.expect("> ")
+	tm.alive()
+	tm.send("let v = 6; v * 7\r")
+	tm.expect("42")
+	tm.expect("> ")
+
+	tm.interrupt("for (;;) {}")
+	tm.expect("> ")
+	tm.send("1 + 1\r")
+	tm.expect("2")
+	tm.expect("> ")
+
+	tm.send("\x03")
+	tm.expect("(To exit, press Ctrl-D or type .exit)")
+	tm.expect("> ")
+	tm.exit()
+}
+
+// cubePiped runs "cube args..." with stdin as its standard input (a pipe,
+// as in printf ... | cube) and returns its exit status and output.
+func cubePiped(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CUBE_TEST_MAIN="+string(b), "HOME="+t.TempDir())
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return exitCode(err), out.String(), errb.String()
+}
+
+// TestREPLPiped: the REPL behaves the same from a pipe, embedded and on a
+// daemon: plain JavaScript needs no namespace, every input runs, the
+// failed one is named by its number and line, and the exit status is 1;
+// the cube API without a namespace says how to pick one.
+//
+// Before this test every input answered "no namespace selected" (with
+// Embedded.Eval's and Remote.Eval's refusal of ns "" put back it fails so
+// again); without the server accepting EVAL with ns "" only the daemon
+// case fails ("namespace ” does not exist").
+func TestREPLPiped(t *testing.T) {
+	data := filepath.Join(shortDir(t), "d")
+	sock := filepath.Join(data, "cube.sock")
+	embedded := []string{"--data", data}
+	remote := []string{"repl", "-s", sock}
+	check := func(name string, args []string) {
+		t.Helper()
+		code, out, errs := cubePiped(t, "20000+3\nthrow 1\n1+1\n", args...)
+		if code != 1 || out != "20003\n2\n" || !strings.Contains(errs, "error in input 2 (line 2)") || !strings.Contains(errs, "some inputs failed: 1 of 3: input 2 (line 2)") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1, 20003 and 2, and input 2 named as failed", name, code, out, errs)
+		}
+		code, out, errs = cubePiped(t, "let a = 2\ncube.get([1, 2])\na * 21\n", args...)
+		if code != 1 || !strings.Contains(out, "42") || !strings.Contains(errs, "cube.get needs a namespace and none is selected: .ns NAME picks one") || !strings.Contains(errs, "cube -n NAME") {
+			t.Errorf("%s: cube.get without a namespace: exit %d, stdout %q, stderr %q", name, code, out, errs)
+		}
+	}
+	check("embedded", embedded)
+	// Opening the REPL made no namespace.
+	if code, out, errs := cubePiped(t, ".ns\n", embedded...); code != 0 || !strings.Contains(out, "no namespaces") {
+		t.Errorf(".ns after the REPL ran: exit %d, stdout %q, stderr %q; want no namespaces", code, out, errs)
+	}
+
+	d, out := cubeProc(t, nil, "serve", "--data", data)
+	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
+	waitSocket(t, sock, out)
+	check("remote", remote)
+
+	// With a namespace picked (-n), cube.* works.
+	cl := newClient(sock)
+	defer cl.Close()
+	for _, ns := range []string{"a", "b"} {
+		if err := cl.Do(t.Context(), "NS.CREATE", ns, "DIMS", 2).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errs := cubePiped(t, "cube.put([1, 2], 'x'); cube.get([1, 2])\n", "-n", "b", "repl", "-s", sock); code != 0 || out != "\"x\"\n" {
+		t.Errorf("cube -n b repl: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
