@@ -21,7 +21,8 @@ func (c *exportCommand) Usage() string {
 
 Prints every value of namespace NS in curve order, as JSON lines that
 cube import reads back ({"c":[...],"v":"text"}, or "vb64" for bytes that are
-not UTF-8), or as CSV rows c1,...,cd,value.
+not UTF-8), or as CSV rows c1,...,cd,value (text values only: a namespace
+with other bytes is refused, since CSV cannot carry them).
 `
 }
 
@@ -29,9 +30,14 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
+	fs.StringVar(&c.namespace, "n", c.namespace, "the namespace")
 	format := fs.String("format", "jsonl", "jsonl or csv")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parseFlags(fs, args)
+	if err != nil {
 		return usagef("export: %v", err)
+	}
+	if len(rest) > 0 {
+		return usagef("export takes no arguments, not %q (the namespace is -n NS)\n%s", rest[0], c.Usage())
 	}
 	if *format != "jsonl" && *format != "csv" {
 		return usagef("export: --format must be jsonl or csv")
@@ -60,6 +66,16 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	res, err := cl.Do(ctx, a...).Slice()
 	if err != nil {
 		return err
+	}
+	if *format == "csv" {
+		// CSV carries text only: refuse before writing a row, rather
+		// than write bytes that import would read back changed.
+		for _, p := range res {
+			pair := p.([]any)
+			if v := pair[1].(string); !utf8.ValidString(v) {
+				return fmt.Errorf("export: the value at %s is not UTF-8 text, which CSV cannot carry; use --format jsonl (it writes such values as base64, \"vb64\")", inline(pair[0]))
+			}
+		}
 	}
 	w := bufio.NewWriterSize(c.stdout, 1<<16)
 	defer w.Flush()

@@ -54,8 +54,9 @@ namespace, with the other columns as a JSON object for its value
 
 The whole file is checked before anything is written: a bad row anywhere
 stores nothing, and the error names its line. Rows are then written in
-transactions of 1000; should the store fail during the load, the error
-names the line and says how many rows were stored before it.
+transactions of 1000; should the store or the daemon fail during the
+load, the error names the line and says how many rows are stored (and
+which lines may be, when the daemon went away before it answered).
 Loads of more than a MiB show a progress bar on a terminal.
 `
 }
@@ -185,7 +186,7 @@ func (c *importCommand) Run(ctx context.Context, args []string) error {
 	}
 
 	// Pass 2: load, one transaction per batch.
-	stored := 0
+	stored, unsure := 0, 0 // unsure: rows sent that no answer covers
 	var batch []importRow
 	flush := func() error {
 		pipe := cl.Pipeline()
@@ -200,13 +201,21 @@ func (c *importCommand) Run(ctx context.Context, args []string) error {
 		cmds, err := pipe.Exec(ctx)
 		var first error
 		for i, cmd := range cmds {
-			if cmd.Err() == nil {
+			var reply redis.Error
+			switch err := cmd.Err(); {
+			case err == nil:
 				stored++
-			} else if first == nil {
-				first = fmt.Errorf("line %d: %w", batch[i].line, cmd.Err())
+			case !errors.As(err, &reply):
+				// No answer (the connection or the daemon went away):
+				// the batch may have committed or not.
+				unsure = len(batch)
+				return fmt.Errorf("lines %d-%d: no answer from the daemon (%w)", batch[0].line, batch[len(batch)-1].line, err)
+			case first == nil:
+				first = fmt.Errorf("line %d: %w", batch[i].line, err)
 			}
 		}
 		if first == nil && err != nil && !errors.Is(err, redis.Nil) {
+			unsure = len(batch) - len(cmds)
 			first = fmt.Errorf("lines %d-%d: %w", batch[0].line, batch[len(batch)-1].line, err)
 		}
 		batch = batch[:0]
@@ -224,8 +233,11 @@ func (c *importCommand) Run(ctx context.Context, args []string) error {
 	if err == nil && len(batch) > 0 {
 		err = flush()
 	}
+	if err != nil && unsure > 0 {
+		return fmt.Errorf("import: %w; the import stopped there: %d of the file's %d rows are stored, and those %d lines may be too", err, stored, rows, unsure)
+	}
 	if err != nil {
-		return fmt.Errorf("import: %w; the import stopped there, %d of the file's %d rows are stored", err, stored, rows)
+		return fmt.Errorf("import: %w; the import stopped there: %d of the file's %d rows are stored", err, stored, rows)
 	}
 	values := "" // rows at one coordinate replace each other, so say both
 	if v, err := cl.Do(ctx, "NS.INFO", ns).Result(); err == nil {
