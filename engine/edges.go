@@ -62,6 +62,13 @@ func (g *edgeTrees) copy() edgeTrees {
 }
 
 func (g *edgeTrees) link(from, to pkey, label string, w float64, v []byte, lsn uint64) {
+	// An edge stores no value and an empty one the same way (a zero
+	// length in the log and in checkpoints); reading it back is nil either
+	// way, so an edge without a value reads as "no value" (RESP null, JS
+	// null) both before a restart and after one replays it.
+	if len(v) == 0 {
+		v = nil
+	}
 	e := eitem{a: from, b: to, label: label, weight: w, val: v, lsn: lsn}
 	if old, ok := g.out.Set(e); !ok || old.tomb() {
 		g.count++

@@ -121,7 +121,7 @@ func cmdEdges(cl *call) error {
 		cl.w.Coord(e.To)
 		cl.w.BulkString(e.Label)
 		cl.w.Double(e.Weight)
-		if e.Value == nil {
+		if len(e.Value) == 0 { // no value: null, before and after a restart
 			cl.w.Null()
 		} else {
 			cl.w.Bulk(e.Value)

@@ -322,7 +322,7 @@ func (b *binding) edgeValue(e vm.Edge) *goja.Object {
 	o.Set("to", b.coordValue(e.To))
 	o.Set("label", e.Label)
 	o.Set("weight", e.Weight)
-	if e.Value != nil {
+	if len(e.Value) > 0 {
 		o.Set("v", string(e.Value))
 	} else {
 		o.Set("v", goja.Null())
