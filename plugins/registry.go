@@ -57,7 +57,7 @@ type jsRuntime interface {
 }
 
 type jsSession interface {
-	EvalArgs(ctx context.Context, host vm.Host, script string, args []byte) (js.Completion, error)
+	EvalWith(ctx context.Context, host vm.Host, script string, args []byte, lim vm.Limits) (js.Completion, error)
 	Close()
 }
 
@@ -236,7 +236,13 @@ func (r *Registry) sandbox(k vm.Kind) (vm.Sandbox, error) {
 
 // limits merges a program's limits over the registry's defaults.
 func (r *Registry) limits(rec *record) vm.Limits {
-	l, d := rec.limits, r.o.Limits
+	l := over(rec.limits, r.o.Limits)
+	l.ReadOnly = rec.readOnly
+	return l
+}
+
+// over returns l with its zero fields taken from d.
+func over(l, d vm.Limits) vm.Limits {
 	if l.Timeout == 0 {
 		l.Timeout = d.Timeout
 	}
@@ -252,7 +258,6 @@ func (r *Registry) limits(rec *record) vm.Limits {
 	if l.HostCalls == 0 {
 		l.HostCalls = d.HostCalls
 	}
-	l.ReadOnly = rec.readOnly
 	return l
 }
 
@@ -702,10 +707,19 @@ func (s *Session) Eval(ctx context.Context, script string) (js.Completion, error
 // script sees the session's state, as with Eval, and the session's later
 // scripts see their own arguments.
 func (s *Session) EvalArgs(ctx context.Context, script string, args []byte) (js.Completion, error) {
+	return s.EvalWith(ctx, script, args, vm.Limits{})
+}
+
+// EvalWith is EvalArgs under lim for this call only (EVAL's TIMEOUT and
+// MEMORY); lim's zero fields take the registry's defaults, as the
+// session's other calls do. Bounding lim is the caller's job: the daemon
+// keeps it under its own maximum.
+func (s *Session) EvalWith(ctx context.Context, script string, args []byte, lim vm.Limits) (js.Completion, error) {
+	lim = over(lim, s.r.o.Limits)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ns == "" {
-		return s.s.EvalArgs(ctx, noNamespace{}, script, args)
+		return s.s.EvalWith(ctx, noNamespace{}, script, args, lim)
 	}
 	n, err := s.r.eng.Namespace(s.ns)
 	if err != nil {
@@ -715,7 +729,7 @@ func (s *Session) EvalArgs(ctx context.Context, script string, args []byte) (js.
 	err = n.Update(ctx, func(tx *engine.Tx) error {
 		h := newHost(tx)
 		defer h.close()
-		c, err = s.s.EvalArgs(ctx, h, script, args)
+		c, err = s.s.EvalWith(ctx, h, script, args, lim)
 		return err
 	})
 	return c, err

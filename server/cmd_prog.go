@@ -124,11 +124,36 @@ func cmdUnprog(cl *call) error {
 
 // RUN ns name [arg]
 func cmdRun(cl *call) error {
+	res, err := runProgram(cl)
+	if err != nil {
+		return err
+	}
+	cl.w.Bulk(res.Output)
+	return nil
+}
+
+// RUN.TYPED ns name [arg]
+//
+// RUN with what the program logged, in EVAL.TYPED's shape so that one
+// client parser reads both: [type, json, output, logs], where type is
+// always "bytes" and json 0 (a program's output is bytes to the daemon),
+// and logs are the lines it passed to cube.log / cube_log and wrote to
+// standard output or error.
+func cmdRunTyped(cl *call) error {
+	res, err := runProgram(cl)
+	if err != nil {
+		return err
+	}
+	typedReply(cl, js.Completion{Result: res, Type: "bytes"})
+	return nil
+}
+
+func runProgram(cl *call) (vm.Result, error) {
 	if len(cl.args) > 4 {
-		return cl.cmd.arityError()
+		return vm.Result{}, cl.cmd.arityError()
 	}
 	if _, err := cl.ns(cl.args[1]); err != nil {
-		return err
+		return vm.Result{}, err
 	}
 	var arg []byte
 	if len(cl.args) == 4 {
@@ -137,17 +162,21 @@ func cmdRun(cl *call) error {
 	cl.s.stats.progRuns.WithLabelValues("run").Inc()
 	res, err := cl.s.db.Run(cl.ctx, string(cl.args[1]), string(cl.args[2]), arg)
 	if err != nil {
-		return progErr(cl, "run", err)
+		pe := progErr(cl, "run", err)
+		if e, ok := pe.(*progError); ok {
+			e.logs = logTail(res.Logs)
+		}
+		return vm.Result{}, pe
 	}
-	cl.w.Bulk(res.Output)
-	return nil
+	return res, nil
 }
 
-// EVAL ns script [arg]
+// EVAL ns script [arg] [TIMEOUT ms] [MEMORY mib]
 //
 // The script runs in the connection's session, whose globals persist
 // between EVALs (the REPL's remote mode); cube.args holds arg for this
-// call only ("" without one).
+// call only ("" without one). TIMEOUT and MEMORY raise (or lower) the
+// store's default limits for this call, up to the daemon's maximum.
 func cmdEval(cl *call) error {
 	c, err := evalInSession(cl)
 	if err != nil {
@@ -157,7 +186,7 @@ func cmdEval(cl *call) error {
 	return nil
 }
 
-// EVAL.TYPED ns script [arg]
+// EVAL.TYPED ns script [arg] [TIMEOUT ms] [MEMORY mib]
 //
 // EVAL for REPLs and tools: the reply is [type, json, output, logs] — the
 // completion value's JavaScript type ("string", "number", "object", ...),
@@ -169,6 +198,12 @@ func cmdEvalTyped(cl *call) error {
 	if err != nil {
 		return err
 	}
+	typedReply(cl, c)
+	return nil
+}
+
+// typedReply writes [type, json, output, logs].
+func typedReply(cl *call, c js.Completion) {
 	cl.w.Array(4)
 	cl.w.BulkString(c.Type)
 	json := int64(0)
@@ -181,32 +216,66 @@ func cmdEvalTyped(cl *call) error {
 	for _, l := range c.Logs {
 		cl.w.BulkString(l)
 	}
-	return nil
+}
+
+// evalArgs splits EVAL's words after the script: an odd count starts
+// with arg, the rest are TIMEOUT / MEMORY pairs. It returns arg and the
+// limits asked for (zero fields: the store's defaults).
+func evalArgs(cl *call) ([]byte, vm.Limits, error) {
+	var arg []byte
+	var lim vm.Limits
+	i := 3
+	if (len(cl.args)-i)%2 == 1 {
+		arg = cl.args[i]
+		i++
+	}
+	maxT, maxM := cl.s.o.MaxEvalTimeout, cl.s.o.MaxEvalMemory
+	err := cl.options(i, map[string]int{"TIMEOUT": 1, "MEMORY": 1}, func(key string, v [][]byte) error {
+		switch key {
+		case "TIMEOUT":
+			ms, err := parseCount(v[0], "TIMEOUT (milliseconds)")
+			if err != nil {
+				return err
+			}
+			if ms == 0 || int64(ms) > maxT.Milliseconds() {
+				return usageErr("%s: TIMEOUT must be 1 to %d ms on this daemon, got %d (its maximum is set by cube serve --max-eval-timeout)", cl.cmd.Name, maxT.Milliseconds(), ms)
+			}
+			lim.Timeout = time.Duration(ms) * time.Millisecond
+		case "MEMORY":
+			mib, err := parseCount(v[0], "MEMORY (MiB)")
+			if err != nil {
+				return err
+			}
+			if mib == 0 || int64(mib) > maxM>>20 {
+				return usageErr("%s: MEMORY must be 1 to %d MiB on this daemon, got %d (its maximum is set by cube serve --max-eval-memory)", cl.cmd.Name, maxM>>20, mib)
+			}
+			lim.MemoryBytes = int64(mib) << 20
+		}
+		return nil
+	})
+	return arg, lim, err
 }
 
 // evalInSession runs EVAL's script in the connection's session.
 func evalInSession(cl *call) (js.Completion, error) {
-	if len(cl.args) > 4 {
-		return js.Completion{}, cl.cmd.arityError()
-	}
 	ns := string(cl.args[1])
 	// ns "" runs plain JavaScript outside any namespace (a REPL before one
 	// is picked); cube's calls then fail saying so.
 	if _, err := cl.ns(cl.args[1]); err != nil && ns != "" {
 		return js.Completion{}, err
 	}
-	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
-	var arg []byte
-	if len(cl.args) == 4 {
-		arg = cl.args[3]
+	arg, lim, err := evalArgs(cl)
+	if err != nil {
+		return js.Completion{}, err
 	}
+	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
 	s, _ := cl.c.session.(*cube.Session)
 	if s == nil {
 		s = cl.s.db.Session(ns)
 		cl.c.session = s
 	}
 	s.Use(ns)
-	c, err := s.EvalArgs(cl.ctx, string(cl.args[2]), arg)
+	c, err := s.EvalWith(cl.ctx, string(cl.args[2]), arg, lim)
 	if err != nil {
 		return js.Completion{}, progErr(cl, "eval", err)
 	}
@@ -216,7 +285,30 @@ func evalInSession(cl *call) (js.Completion, error) {
 // progError is a program that failed to register or run.
 type progError struct {
 	what, name string
+	hint       string // what raises the limit it hit, or ""
+	logs       string // the end of a failed run's log, on one line, or ""
 	err        error
+}
+
+// logTail puts the last lines of a failed run's log on one line for its
+// error reply (where a store error's reason is, docs/ABI.md §2), at most
+// about 1 KiB of them.
+func logTail(lines []string) string {
+	const most = 1 << 10
+	var out []string
+	n := 0
+	for i := len(lines) - 1; i >= 0 && n < most; i-- {
+		l := strings.Join(strings.Fields(lines[i]), " ")
+		if len(l) > most-n {
+			l = "..." + l[len(l)-(most-n):]
+		}
+		out = append([]string{l}, out...)
+		n += len(l) + 3
+	}
+	if len(out) < len(lines) {
+		out = append([]string{"..."}, out...)
+	}
+	return strings.ToValidUTF8(strings.Join(out, " | "), "?")
 }
 
 func (e *progError) Error() string { return e.err.Error() }
@@ -239,7 +331,42 @@ func progErr(cl *call, what string, err error) error {
 	if what == "eval" {
 		name = ""
 	}
-	return &progError{what: what, name: name, err: err}
+	return &progError{what: what, name: name, hint: limitHint(cl, what, err), err: err}
+}
+
+// limitHint names the command that raises the limit err hit: PROG for a
+// program's own limits (they are part of its registration), EVAL's
+// options for a script's, within the daemon's maximum. Limits no command
+// raises say what to do instead.
+func limitHint(cl *call, what string, err error) string {
+	k := vm.KindOf(err)
+	var opt, unit string
+	switch k {
+	case vm.KindTimeout:
+		opt, unit = "TIMEOUT", "ms"
+	case vm.KindMemoryLimit, vm.KindStackLimit:
+		opt, unit = "MEMORY", "mib"
+	case vm.KindOutputLimit:
+		return "a fixed limit of every run: return less, or PUT the data and read it with GET or REGION"
+	case vm.KindWriteLimit:
+		return "a fixed limit of every run: split the work into several runs"
+	case vm.KindHostCallLimit:
+		if strings.Contains(err.Error(), "host calls") {
+			return "a fixed limit of every run: split the work into several runs"
+		}
+		return ""
+	default:
+		return ""
+	}
+	if what != "eval" {
+		return fmt.Sprintf("raise it by registering the program again with PROG ... %s %s", opt, unit)
+	}
+	max := fmt.Sprintf("%d ms", cl.s.o.MaxEvalTimeout.Milliseconds())
+	flag := "--max-eval-timeout"
+	if opt == "MEMORY" {
+		max, flag = fmt.Sprintf("%d MiB", cl.s.o.MaxEvalMemory>>20), "--max-eval-memory"
+	}
+	return fmt.Sprintf("raise it for this call with %s ns script [arg] %s %s, up to this daemon's %s, set by cube serve %s", cl.cmd.Name, opt, unit, max, flag)
 }
 
 // progErrorText words a program failure: PROGERR and what happened, or
@@ -254,9 +381,11 @@ func progErrorText(err error) (string, bool) {
 	}
 	msg := strings.TrimPrefix(trim(pe.err), "vm: ")
 	msg = strings.ReplaceAll(msg, "plugins: ", "")
-	var ve *vm.Error
-	if errors.As(err, &ve) && ve.Kind == vm.KindTimeout && !strings.Contains(msg, "ms") {
-		msg += " (raise it with PROG ... TIMEOUT ms)"
+	if pe.hint != "" {
+		msg += " (" + pe.hint + ")"
+	}
+	if pe.logs != "" {
+		msg += "; its log: " + pe.logs
 	}
 	subject := "program '" + pe.name + "'"
 	if pe.name == "" {

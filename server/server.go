@@ -28,6 +28,8 @@ const (
 	DefaultIdleTimeout    = 5 * time.Minute
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultDrainTimeout   = 10 * time.Second
+	DefaultMaxEvalTimeout = time.Minute
+	DefaultMaxEvalMemory  = 1 << 30
 	// SocketName is the daemon's socket inside its data directory.
 	SocketName = "cube.sock"
 )
@@ -74,6 +76,13 @@ type Options struct {
 	// DrainTimeout bounds the wait for in-flight commands at shutdown;
 	// after it, connections are closed and running programs cancelled.
 	DrainTimeout time.Duration
+	// MaxEvalTimeout and MaxEvalMemory bound what an EVAL may ask for
+	// with TIMEOUT ms and MEMORY mib (an EVAL without them runs under the
+	// store's default limits). A larger request is refused, not clipped.
+	// Zero means DefaultMaxEvalTimeout (1 minute) and DefaultMaxEvalMemory
+	// (1 GiB).
+	MaxEvalTimeout time.Duration
+	MaxEvalMemory  int64
 	// Version is reported by HELLO and INFO.
 	Version string
 	// Logger receives connection errors and lifecycle notices; nil
@@ -109,6 +118,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.MaxEvalTimeout <= 0 {
+		o.MaxEvalTimeout = DefaultMaxEvalTimeout
+	}
+	if o.MaxEvalMemory <= 0 {
+		o.MaxEvalMemory = DefaultMaxEvalMemory
 	}
 	if o.Version == "" {
 		o.Version = "dev"

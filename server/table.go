@@ -167,10 +167,12 @@ func commandTable() []*Command {
 		{Name: "UNPROG", Synopsis: "UNPROG ns name", Arity: 3, Flags: Write, Group: "program",
 			Doc: "Removes a program; replies 1 if it existed, else 0.", run: cmdUnprog},
 		{Name: "RUN", Synopsis: "RUN ns name [arg]", Arity: -3, Flags: Write, Group: "program",
-			Doc: "Runs a program as one transaction and replies its output.", run: cmdRun},
-		{Name: "EVAL", Synopsis: "EVAL ns script [arg]", Arity: -3, Flags: Write, Group: "program",
-			Doc: "Runs ad-hoc JavaScript in this connection's session (its globals persist between EVALs), with cube.args set to arg for this call; replies its output.", run: cmdEval},
-		{Name: "EVAL.TYPED", Synopsis: "EVAL.TYPED ns script [arg]", Arity: -3, Flags: Write, Group: "program",
+			Doc: "Runs a program as one transaction and replies its output (RUN.TYPED adds what it logged).", run: cmdRun},
+		{Name: "RUN.TYPED", Synopsis: "RUN.TYPED ns name [arg]", Arity: -3, Flags: Write, Group: "program",
+			Doc: "RUN with the program's log: replies [\"bytes\", 0, output, [log lines]] (EVAL.TYPED's shape), the lines being what it passed to cube.log or cube_log and wrote to standard output or error.", run: cmdRunTyped},
+		{Name: "EVAL", Synopsis: "EVAL ns script [arg] [TIMEOUT ms] [MEMORY mib]", Arity: -3, Flags: Write, Group: "program",
+			Doc: "Runs ad-hoc JavaScript in this connection's session (its globals persist between EVALs), with cube.args set to arg for this call; replies its output. TIMEOUT and MEMORY set this call's limits (otherwise the store's defaults: 1 s and 64 MiB under cube serve), up to the daemon's maximum (cube serve --max-eval-timeout, --max-eval-memory).", run: cmdEval},
+		{Name: "EVAL.TYPED", Synopsis: "EVAL.TYPED ns script [arg] [TIMEOUT ms] [MEMORY mib]", Arity: -3, Flags: Write, Group: "program",
 			Doc: "EVAL for REPLs and tools: replies [type, json (0|1), output, [log lines]], so a client can tell the string \"42\" from the number 42 and show what the script logged.", run: cmdEvalTyped},
 	}
 }

@@ -168,6 +168,21 @@ func (s *Session) EvalArgs(ctx context.Context, host vm.Host, script string, arg
 	return s.b.eval(ctx, host, script, args, s.lim)
 }
 
+// EvalWith is EvalArgs under lim for this call instead of the session's
+// limits (an EVAL that asks for a longer time limit). lim is used as
+// given: merge it with the session's first.
+func (s *Session) EvalWith(ctx context.Context, host vm.Host, script string, args []byte, lim vm.Limits) (Completion, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.sb.closed.Load() {
+		return Completion{}, ErrClosed
+	}
+	if s.err != nil {
+		return Completion{}, &vm.Error{Kind: vm.KindTrap, Msg: "cannot build a runtime: " + s.err.Error(), Err: s.err}
+	}
+	return s.b.eval(ctx, host, script, args, lim)
+}
+
 // Close ends the session and releases its runtime.
 func (s *Session) Close() {
 	s.mu.Lock()

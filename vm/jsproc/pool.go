@@ -328,7 +328,7 @@ func (p *Pool) died(w *worker, g *guard, lim vm.Limits) error {
 	case why == vm.KindAborted:
 		e = &vm.Error{Kind: vm.KindAborted, Msg: "the run was cancelled; its worker process was stopped", Err: context.Canceled}
 	case outOfMemory(tail), lim.MemoryBytes > 0 && runtimeFault(tail):
-		e = &vm.Error{Kind: vm.KindMemoryLimit, Msg: fmt.Sprintf("the run needed more than its memory limit of %d MiB; its worker process was stopped (raise the program's MEMORY if the work is legitimate)", lim.MemoryBytes>>20)}
+		e = &vm.Error{Kind: vm.KindMemoryLimit, Msg: fmt.Sprintf("the run needed more than its memory limit of %d MiB; its worker process was stopped", lim.MemoryBytes>>20)}
 	default:
 		e = &vm.Error{Kind: vm.KindTrap, Msg: "the JavaScript worker process ended unexpectedly: " + lastLine(tail)}
 	}
@@ -453,6 +453,14 @@ func (p *Pool) NewSession(lim vm.Limits) *Session {
 // EvalArgs evaluates script in the session with cube.args holding args
 // for this call.
 func (s *Session) EvalArgs(ctx context.Context, host vm.Host, script string, args []byte) (js.Completion, error) {
+	return s.EvalWith(ctx, host, script, args, s.lim)
+}
+
+// EvalWith is EvalArgs under lim for this call instead of the session's
+// limits; zero fields take vm's defaults. The worker applies each
+// request's limits afresh, so one call's larger limit does not outlive it.
+func (s *Session) EvalWith(ctx context.Context, host vm.Host, script string, args []byte, lim vm.Limits) (js.Completion, error) {
+	lim = lim.WithDefaults()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -469,7 +477,7 @@ func (s *Session) EvalArgs(ctx context.Context, host vm.Host, script string, arg
 		}
 		s.w = w
 	}
-	d, err := s.p.exchange(ctx, s.w, &request{Op: opSession, Script: script, Args: args, Limits: wireLimits(s.lim)}, host, s.lim)
+	d, err := s.p.exchange(ctx, s.w, &request{Op: opSession, Script: script, Args: args, Limits: wireLimits(lim)}, host, lim)
 	if err != nil {
 		s.drop()
 		var ve *vm.Error

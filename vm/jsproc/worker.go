@@ -161,7 +161,7 @@ func (s *server) handle(req *request) *done {
 		if s.session == nil {
 			s.session = s.sb.NewSession(lim)
 		}
-		c, err = s.session.EvalArgs(ctx, h, req.Script, req.Args)
+		c, err = s.session.EvalWith(ctx, h, req.Script, req.Args, lim) // each request's own limits
 	default:
 		err = fmt.Errorf("jsproc: unknown request %d", req.Op)
 	}
