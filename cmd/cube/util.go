@@ -49,20 +49,21 @@ func hasStore(dir string) bool {
 // noStoreError is what every verb but serve, the REPL and import says
 // when its data directory holds no store: those three make one, the
 // others never do, so that a mistyped --data changes nothing.
-func noStoreError(dir string) error {
+// check says what to look at: the flag or argument that named dir.
+func noStoreError(dir, check string) error {
 	why := "the directory holds no cube store"
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		why = "the directory does not exist"
 	} else if err != nil {
 		why = err.Error()
 	}
-	return &noStore{dir, why}
+	return &noStore{dir, why, check}
 }
 
-type noStore struct{ dir, why string }
+type noStore struct{ dir, why, check string }
 
 func (e *noStore) Error() string {
-	return fmt.Sprintf("no store at %s: %s (check --data or $CUBE_DATA; 'cube serve --data DIR', 'cube --data DIR' for the REPL, or 'cube --data DIR -n NS import FILE' make one)", e.dir, e.why)
+	return fmt.Sprintf("no store at %s: %s (check %s; 'cube serve --data DIR', 'cube --data DIR' for the REPL, or 'cube --data DIR -n NS import FILE' make one)", e.dir, e.why, e.check)
 }
 
 // openStore opens the store in dir for a verb. With create false a
@@ -74,7 +75,7 @@ func (e *env) openStore(dir string, o cube.Options, create bool) (*cube.DB, erro
 	o.Engine.MustExist = !create
 	db, err := cube.Open(dir, o)
 	if errors.Is(err, engine.ErrNoStore) {
-		return nil, noStoreError(dir)
+		return nil, noStoreError(dir, "--data or $CUBE_DATA")
 	}
 	if err != nil {
 		return nil, err

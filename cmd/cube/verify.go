@@ -33,7 +33,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 		var ce *engine.CorruptionError
 		switch {
 		case errors.Is(err, engine.ErrNoStore):
-			return noStoreError(dir)
+			return noStoreError(dir, "the path")
 		case errors.As(err, &ce):
 			return fmt.Errorf("verify: %s is damaged: %s at byte %d: %s (cube serve refuses it too; engine.Options.Repair cuts the damage out)", dir, ce.File, ce.Offset, ce.Reason)
 		case errors.Is(err, engine.ErrLocked):
