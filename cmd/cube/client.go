@@ -183,9 +183,16 @@ func (e *env) connectCreating(ctx context.Context) (*redis.Client, func(), error
 	return e.dial(ctx, true)
 }
 
-func (e *env) dial(ctx context.Context, create bool) (*redis.Client, func(), error) {
+// viaDaemon reports whether connect will talk to a daemon rather than
+// open the data directory itself.
+func (e *env) viaDaemon() bool {
 	sock, explicit := e.socketPath()
-	if explicit || daemonAt(sock) {
+	return explicit || daemonAt(sock)
+}
+
+func (e *env) dial(ctx context.Context, create bool) (*redis.Client, func(), error) {
+	sock, _ := e.socketPath()
+	if e.viaDaemon() {
 		cl := newClient(sock)
 		if err := cl.Ping(ctx).Err(); err != nil {
 			cl.Close()

@@ -156,6 +156,10 @@ func (c *importCommand) Run(ctx context.Context, args []string) error {
 	}
 
 	// The namespace: its dimensions and value limit against the file's.
+	if *dims == 0 && !c.viaDaemon() && !hasStore(c.dataDir()) {
+		// A new store has no namespaces: refuse before making one.
+		return usagef("import: namespace %s does not exist (there is no store at %s yet); create it with --dims %d (the file's rows have %d coordinates)", ns, c.dataDir(), rowDims, rowDims)
+	}
 	cl, done, err := c.connectCreating(ctx)
 	if err != nil {
 		return err

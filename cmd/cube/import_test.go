@@ -123,6 +123,12 @@ func TestImportRowErrors(t *testing.T) {
 			t.Errorf("import %q: exit %d, stderr %q; want %q", c.text, code, errs, c.want)
 		}
 	}
+	// No --dims for a namespace of a store not yet made.
+	p := filepath.Join(t.TempDir(), "ok.csv")
+	os.WriteFile(p, []byte("1,2,a\n"), 0o644)
+	if code, _, errs := cubeRun(t, "", "--data", data, "-n", "new", "import", p); code != 2 || !strings.Contains(errs, "create it with --dims 2") {
+		t.Errorf("import without --dims into a new store: exit %d, stderr %q", code, errs)
+	}
 	if _, err := os.Stat(data); err == nil {
 		t.Errorf("refused imports created the store %s", data)
 	}
