@@ -269,7 +269,7 @@ func (r *session) cmdStats(ctx context.Context, args string) error {
 	if err := r.call(ctx, func(ctx context.Context) (err error) { js, err = r.ev.Stats(ctx, r.ns); return err }); err != nil {
 		return err
 	}
-	fmt.Fprintln(r.out, formatResult(Result{Output: js, Type: "object", JSON: true}, r.jsonMode))
+	fmt.Fprintln(r.out, formatResult(Result{Output: labelStats(js), Type: "object", JSON: true}, r.jsonMode))
 	return nil
 }
 

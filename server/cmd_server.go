@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cubelinux/cube"
 )
 
 // PING [message]
@@ -242,7 +244,7 @@ func cmdStats(cl *call) error {
 		if err != nil {
 			return err
 		}
-		v = NamespaceReply{namespaceStats(ns.Info()), cl.s.programsStats(ns.Name())}
+		v = NamespaceReply{Namespace: namespaceStats(ns.Info()), Programs: cl.s.programsStats(ns.Name())}
 	} else {
 		v = cl.s.Stats()
 	}
@@ -263,10 +265,7 @@ type Stats struct {
 }
 
 // NamespaceReply is what STATS ns replies (as JSON).
-type NamespaceReply struct {
-	Namespace NamespaceStats `json:"namespace"`
-	Programs  []ProgramStats `json:"programs,omitempty"`
-}
+type NamespaceReply = cube.NamespaceReport
 
 // ServerStats describes the daemon itself.
 type ServerStats struct {
