@@ -356,7 +356,7 @@ func (im importer) rows(r io.Reader, fn func(importRow) error) error {
 						lng = i
 					}
 				}
-				if lat < 0 || lng < 0 {
+				if lat < 0 || lng < 0 { // latLngHeader(fields) is false
 					return fmt.Errorf("line %d: --latlng wants a header naming a lat and a lng (or lon) column; it has %s", line, strings.Join(fields, ","))
 				}
 				continue
@@ -393,9 +393,14 @@ func (im importer) rows(r io.Reader, fn func(importRow) error) error {
 			n, err := strconv.ParseInt(s, 10, 32)
 			if err != nil {
 				if rec == 1 && i == 0 {
+					names = append([]string(nil), fields...)
 					break // a header
 				}
-				return fmt.Errorf("line %d: coordinate %d is %q, not an integer from %d to %d", line, i+1, s, math.MinInt32, math.MaxInt32)
+				hint := ""
+				if latLngHeader(names) {
+					hint = "; the header names lat and lng columns: add --latlng to store rows at (lng, lat)"
+				}
+				return fmt.Errorf("line %d: coordinate %d is %q, not an integer from %d to %d%s", line, i+1, s, math.MinInt32, math.MaxInt32, hint)
 			}
 			coord[i] = int32(n)
 			if i == len(coord)-1 {
@@ -405,6 +410,20 @@ func (im importer) rows(r io.Reader, fn func(importRow) error) error {
 			}
 		}
 	}
+}
+
+// latLngHeader reports whether a CSV header has lat and lng columns.
+func latLngHeader(names []string) bool {
+	var lat, lng bool
+	for _, f := range names {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "lat", "latitude":
+			lat = true
+		case "lng", "lon", "long", "longitude":
+			lng = true
+		}
+	}
+	return lat && lng
 }
 
 // degrees parses a --latlng angle into coordinate units.
