@@ -25,6 +25,7 @@ func (c *serveCommand) Usage() string {
                   [--metrics ADDR] [--sync always|interval|none]
                   [--max-clients N] [--max-unix-clients N] [--idle-timeout D]
                   [--unix-idle-timeout D] [--request-timeout D] [--auth-timeout D]
+                  [--max-eval-timeout D] [--max-eval-memory MIB]
 
 Runs the daemon on the data directory (--data, $CUBE_DATA or ./cube.data).
 It listens on DIR/cube.sock (mode 0600) and, with --listen, on TCP too, where
@@ -44,6 +45,11 @@ whole within --request-timeout (default 10s) of its first byte; idle TCP
 connections close after --idle-timeout (default 5m, 0 never), socket ones
 after --unix-idle-timeout (default 0, never: a REPL keeps its session state
 in its connection).
+
+Limits on scripts: EVAL runs under 1s and 64 MiB unless it asks for more
+with TIMEOUT ms and MEMORY mib, which may not pass --max-eval-timeout
+(default 1m) and --max-eval-memory (default 1024 MiB). Programs' limits are
+set when they are registered (PROG ... TIMEOUT ms MEMORY mib).
 `
 }
 
@@ -63,6 +69,8 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	unixIdle := fs.Duration("unix-idle-timeout", 0, "close Unix socket connections idle this long (0: never)")
 	reqTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "time a request may take to arrive, from its first byte")
 	authTimeout := fs.Duration("auth-timeout", server.DefaultAuthTimeout, "time a TCP connection may take to AUTH")
+	maxEvalTimeout := fs.Duration("max-eval-timeout", server.DefaultMaxEvalTimeout, "longest TIMEOUT an EVAL may ask for")
+	maxEvalMemory := fs.Int64("max-eval-memory", server.DefaultMaxEvalMemory>>20, "largest MEMORY (MiB) an EVAL may ask for")
 	jsInProcess := fs.Bool("js-in-process", false, "run JavaScript inside the daemon (only for code you trust: its memory and time limits are then best effort)")
 	if err := fs.Parse(args); err != nil {
 		return usagef("serve: %v", err)
@@ -75,6 +83,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	if *idle < 0 || *unixIdle < 0 || *reqTimeout <= 0 || *authTimeout <= 0 {
 		return usagef("serve: --request-timeout and --auth-timeout must be positive, --idle-timeout and --unix-idle-timeout 0 (never) or positive")
+	}
+	if *maxEvalTimeout < time.Millisecond || *maxEvalMemory < 1 {
+		return usagef("serve: --max-eval-timeout must be at least 1ms and --max-eval-memory at least 1 (MiB)")
 	}
 	if *idle == 0 {
 		*idle = -1 // server.Options: negative is never, zero the default
@@ -119,6 +130,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		MaxClients: *maxClients, MaxUnixClients: *maxUnix,
 		IdleTimeout: *idle, UnixIdleTimeout: *unixIdle,
 		RequestTimeout: *reqTimeout, AuthTimeout: *authTimeout,
+		MaxEvalTimeout: *maxEvalTimeout, MaxEvalMemory: *maxEvalMemory << 20,
 		Version: version(), Logger: log,
 	})
 	if err != nil {
