@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -29,9 +30,10 @@ const (
 	retireGrowth = 64 << 20
 )
 
-// ErrTooManySessions is returned by a Session's first Eval when
-// Options.MaxSessions sessions already hold a worker.
-var ErrTooManySessions = errors.New("jsproc: too many JavaScript sessions")
+// ErrSessionEvicted is returned by the first Eval of a session whose
+// worker was given to another session: when Options.MaxSessions sessions
+// hold workers, a new one takes the worker of the longest idle.
+var ErrSessionEvicted = errors.New("jsproc: this session's variables were dropped")
 
 // Options configure a Pool.
 type Options struct {
@@ -43,7 +45,9 @@ type Options struct {
 	// MaxWorkers bounds the runs and evals running at once (sessions have
 	// their own workers). Zero means max(2, GOMAXPROCS).
 	MaxWorkers int
-	// MaxSessions bounds the sessions holding a worker. Zero means
+	// MaxSessions bounds the sessions holding a worker (a process each).
+	// A session past it takes the worker of the longest idle session,
+	// whose state is then lost (its next Eval says so). Zero means
 	// DefaultMaxSessions.
 	MaxSessions int
 	// KillGrace is how long past its time limit (or its caller's
@@ -65,7 +69,8 @@ type Pool struct {
 	o      Options
 	log    *slog.Logger
 	slots  chan struct{} // one per worker that may run at once
-	sess   *semaphore.Weighted
+	smu    sync.Mutex
+	held   map[*Session]time.Time // sessions holding a worker, by last use
 	memory *semaphore.Weighted
 
 	mu     sync.Mutex
@@ -129,7 +134,7 @@ func New(o Options) (*Pool, error) {
 		o:      o,
 		log:    o.Logger,
 		slots:  make(chan struct{}, o.MaxWorkers),
-		sess:   semaphore.NewWeighted(int64(o.MaxSessions)),
+		held:   map[*Session]time.Time{},
 		memory: semaphore.NewWeighted(o.TotalMemory),
 		all:    map[*worker]struct{}{},
 	}, nil
@@ -439,9 +444,10 @@ type Session struct {
 	p   *Pool
 	lim vm.Limits
 
-	mu     sync.Mutex
-	w      *worker
-	closed bool
+	mu      sync.Mutex
+	w       *worker
+	closed  bool
+	evicted bool // its worker was taken for another session
 }
 
 // NewSession returns a session whose every eval runs under lim. Its worker
@@ -466,17 +472,22 @@ func (s *Session) EvalWith(ctx context.Context, host vm.Host, script string, arg
 	if s.closed {
 		return js.Completion{}, js.ErrClosed
 	}
+	if s.evicted {
+		s.evicted = false
+		return js.Completion{}, fmt.Errorf("%w: it was the longest idle of the %d sessions the daemon keeps, and another needed its place; define them again (this script did not run)", ErrSessionEvicted, s.p.o.MaxSessions)
+	}
 	if s.w == nil {
-		if !s.p.sess.TryAcquire(1) {
-			return js.Completion{}, fmt.Errorf("%w: %d are open; close an idle connection's session (or raise the daemon's session limit)", ErrTooManySessions, s.p.o.MaxSessions)
+		if err := s.p.holdSession(ctx, s); err != nil {
+			return js.Completion{}, err
 		}
 		w, err := s.p.spawn()
 		if err != nil {
-			s.p.sess.Release(1)
+			s.p.releaseSession(s)
 			return js.Completion{}, err
 		}
 		s.w = w
 	}
+	defer s.p.touchSession(s)
 	d, err := s.p.exchange(ctx, s.w, &request{Op: opSession, Script: script, Args: args, Limits: wireLimits(lim)}, host, lim)
 	if err != nil {
 		s.drop()
@@ -494,7 +505,7 @@ func (s *Session) drop() {
 	if s.w != nil {
 		s.p.forget(s.w)
 		s.w = nil
-		s.p.sess.Release(1)
+		s.p.releaseSession(s)
 	}
 }
 
@@ -504,4 +515,67 @@ func (s *Session) Close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.drop()
+}
+
+// holdSession gives s a place among the sessions that hold a worker,
+// taking the place of the longest idle one when all are taken. It waits
+// while every holder is evaluating. s.mu held.
+func (p *Pool) holdSession(ctx context.Context, s *Session) error {
+	for {
+		p.smu.Lock()
+		if len(p.held) < p.o.MaxSessions {
+			p.held[s] = time.Now()
+			p.smu.Unlock()
+			return nil
+		}
+		if v := p.idlest(); v != nil {
+			// v.mu is held (TryLock in idlest): v is not evaluating.
+			delete(p.held, v)
+			p.held[s] = time.Now()
+			p.smu.Unlock()
+			p.forget(v.w)
+			v.w, v.evicted = nil, true
+			v.mu.Unlock()
+			return nil
+		}
+		p.smu.Unlock()
+		select {
+		case <-ctx.Done():
+			return &vm.Error{Kind: vm.KindAborted, Msg: "waiting for a JavaScript session's worker: " + ctx.Err().Error(), Err: ctx.Err()}
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// idlest returns the longest idle holder that is not evaluating, with its
+// mu locked, or nil. p.smu held.
+func (p *Pool) idlest() *Session {
+	var order []*Session
+	for h := range p.held {
+		order = append(order, h)
+	}
+	sort.Slice(order, func(i, j int) bool { return p.held[order[i]].Before(p.held[order[j]]) })
+	for _, h := range order {
+		if h.mu.TryLock() {
+			if h.w != nil && !h.closed {
+				return h
+			}
+			h.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+func (p *Pool) touchSession(s *Session) {
+	p.smu.Lock()
+	if _, ok := p.held[s]; ok {
+		p.held[s] = time.Now()
+	}
+	p.smu.Unlock()
+}
+
+func (p *Pool) releaseSession(s *Session) {
+	p.smu.Lock()
+	delete(p.held, s)
+	p.smu.Unlock()
 }
