@@ -378,13 +378,26 @@ func (r *Remote) Prog(ctx context.Context, ns, name, kind string, code []byte) (
 	return fmt.Sprint(v), nil
 }
 
-// Run implements Evaluator with RUN ns name [arg].
+// Run implements Evaluator with RUN.TYPED ns name [arg], which also
+// replies what the program logged; on a daemon without it, RUN.
 func (r *Remote) Run(ctx context.Context, ns, name string, arg []byte) (Result, error) {
-	args := []any{"RUN", ns, name}
+	args := []any{"RUN.TYPED", ns, name}
 	if len(arg) > 0 {
 		args = append(args, arg)
 	}
 	v, err := r.do(ctx, args...)
+	if res, ok := typedResult(v); ok && err == nil {
+		res.Type = "" // the program's output is bytes to the daemon: shown as RUN's
+		return res, nil
+	}
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{}, fmt.Errorf("repl: unexpected RUN.TYPED reply %v", v)
+	}
+	args[0] = "RUN" // an older daemon: the program did not run
+	v, err = r.do(ctx, args...)
 	if err != nil {
 		return Result{}, err
 	}

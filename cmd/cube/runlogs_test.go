@@ -19,9 +19,16 @@ import (
 // standard output and error apart.
 func cubeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return cubeCmdIn(t, "", args...)
+}
+
+// cubeCmdIn is cubeCmd with stdin as its standard input.
+func cubeCmdIn(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	b, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CUBE_TEST_MAIN="+string(b))
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -30,10 +37,12 @@ func cubeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 // TestRunPrintsLogs: cube run prints what the program logged to standard
 // error and only its output to standard output, on an embedded store and
-// through a daemon; a failed run's error carries the end of its log.
+// through a daemon; the REPL's .run shows the log before the output, on
+// either.
 //
-// Seen to fail: with run.go sending plain RUN (no log on stderr), and with
-// the log lines written to stdout instead of stderr.
+// Seen to fail: with run.go sending plain RUN (no log on stderr), with
+// the log lines written to stdout instead of stderr, and with the remote
+// REPL's Run sending plain RUN (no log in the daemon's .run).
 func TestRunPrintsLogs(t *testing.T) {
 	data := filepath.Join(shortDir(t), "d")
 	prog := filepath.Join(t.TempDir(), "talk.js")
@@ -54,12 +63,21 @@ func TestRunPrintsLogs(t *testing.T) {
 		}
 	}
 	check("embedded", "--data", data, "-n", "w", "run", "talk", "x")
+	repl := func(how string, args ...string) {
+		t.Helper()
+		code, out, errs := cubeCmdIn(t, ".run talk y\n", args...)
+		if code != 0 || !strings.Contains(out, "looking for y\nfound it\nanswer y\n") {
+			t.Errorf("%s: .run in cube %v: exit %d, stdout %q, stderr %q; want the log, then the output", how, args, code, out, errs)
+		}
+	}
+	repl("embedded REPL", "--data", data, "-n", "w", "repl")
 
 	d, dout := cubeProc(t, nil, "serve", "--data", data, "--sync", "none")
 	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
 	sock := filepath.Join(data, "cube.sock")
 	waitSocket(t, sock, dout)
 	check("through the daemon", "-s", sock, "-n", "w", "run", "talk", "x")
+	repl("the daemon's REPL", "-s", sock, "-n", "w", "repl")
 }
 
 func writeCSV(t *testing.T) string {
