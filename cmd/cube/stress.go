@@ -57,8 +57,8 @@ type stressReport struct {
 	FirstError  string                        `json:"first_error,omitempty"`
 	Client      map[string]latencyStat        `json:"client"`
 	Server      map[string]server.CommandStat `json:"server"`
-	HeapWarm    uint64                        `json:"heap_after_warmup"`
-	HeapEnd     uint64                        `json:"heap_end"`
+	HeapWarm    uint64                        `json:"heap_after_warmup_bytes"`
+	HeapEnd     uint64                        `json:"heap_end_bytes"`
 	HeapGrowth  float64                       `json:"heap_growth_pct"`
 }
 
