@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,8 @@ import (
 // output, in EVAL.TYPED's shape; plain RUN still replies the output alone.
 //
 // Seen to fail: with cmdRunTyped writing c.Logs as an empty array (logs
-// dropped), and with RUN.TYPED left out of the table (unknown command).
+// dropped), with RUN.TYPED left out of the table (unknown command), and
+// with runProgram not keeping a failed run's log (e.logs unset).
 func TestRunTypedLogs(t *testing.T) {
 	ts := startServer(t, server.Options{})
 	cl := ts.client(t, 3)
@@ -35,6 +37,17 @@ func TestRunTypedLogs(t *testing.T) {
 	}
 	if err := cl.Do(ctx, "RUN.TYPED", "w", "nope").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPROG") {
 		t.Fatalf("RUN.TYPED of a missing program: %v", err)
+	}
+
+	// A failed run has no reply to carry its log: its error ends with it.
+	wasm, err := os.ReadFile("testdata/logfail.wasm")
+	must(t, err)
+	must(t, cl.Do(ctx, "PROG", "w", "logfail", "WASM", wasm).Err())
+	for _, cmd := range []string{"RUN", "RUN.TYPED"} {
+		err := cl.Do(ctx, cmd, "w", "logfail").Err()
+		if err == nil || !strings.Contains(err.Error(), "gave up; its log: looking | the store said no") {
+			t.Fatalf("%s of a program that logs then fails: %v", cmd, err)
+		}
 	}
 }
 
