@@ -375,12 +375,14 @@ var noNamespaceRe = regexp.MustCompile(`(cube\.\w+): (?:no host: )?cube is only 
 func (r *session) fail(err error, src string) {
 	r.failures++
 	lead := "error: "
+	offset := 0 // script lines before this input's first
 	if !r.term {
 		// A script's reader needs to know which of its inputs failed.
 		// (An echoed transcript shows the input right above its error.)
 		where := fmt.Sprintf("input %d (line %d)", r.inputs, r.start)
 		if !r.echo {
 			lead = "error in " + where + ": "
+			offset = r.start - 1
 		}
 		r.failed = append(r.failed, where)
 	}
@@ -403,13 +405,13 @@ func (r *session) fail(err error, src string) {
 		fmt.Fprintf(r.errw, "%s%s\n", lead, msg)
 		return
 	}
-	fmt.Fprintf(r.errw, "%s%s\n  at line %d, column %d\n", lead, msg, se.Line, se.Column)
+	fmt.Fprintf(r.errw, "%s%s\n  at line %d, column %d\n", lead, msg, se.Line+offset, se.Column)
 	lines := strings.Split(src, "\n")
 	if se.Line > len(lines) {
 		return
 	}
 	l := lines[se.Line-1]
-	num := fmt.Sprint(se.Line)
+	num := fmt.Sprint(se.Line + offset)
 	fmt.Fprintf(r.errw, "  %s | %s\n", num, l)
 	if se.Column > 0 && se.Column <= len(l)+1 {
 		pad := []byte(l[:se.Column-1])

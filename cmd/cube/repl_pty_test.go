@@ -261,6 +261,11 @@ func TestREPLPiped(t *testing.T) {
 		if code != 1 || out != "20003\n2\n" || !strings.Contains(errs, "error in input 2 (line 2)") || !strings.Contains(errs, "some inputs failed: 1 of 3: input 2 (line 2)") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1, 20003 and 2, and input 2 named as failed", name, code, out, errs)
 		}
+		// An error inside a multi-line input points at the script's line.
+		code, _, errs = cubePiped(t, "1\n{\n  nope\n}\n", args...)
+		if code != 1 || !strings.Contains(errs, "error in input 2 (line 2): ReferenceError: nope is not defined\n  at line 3, column 3\n  3 |   nope") {
+			t.Errorf("%s: error in a multi-line input: exit %d, stderr %q", name, code, errs)
+		}
 		code, out, errs = cubePiped(t, "let a = 2\ncube.get([1, 2])\na * 21\n", args...)
 		if code != 1 || !strings.Contains(out, "42") || !strings.Contains(errs, "cube.get needs a namespace and none is selected: .ns NAME picks one") || !strings.Contains(errs, "cube -n NAME") {
 			t.Errorf("%s: cube.get without a namespace: exit %d, stdout %q, stderr %q", name, code, out, errs)
