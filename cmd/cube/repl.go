@@ -26,6 +26,12 @@ The JavaScript REPL with the cube API that programs see. Without -s it opens
 the data directory (--data, $CUBE_DATA or ./cube.data) in-process; with -s
 SOCKET (or $CUBE_SOCKET) it evaluates on that daemon through EVAL, in a session
 of its own. .help inside lists the dot-commands.
+
+It starts in NS, or in the only namespace there is; without one plain
+JavaScript runs and the cube API asks for one (.ns NAME picks it). On a
+terminal Ctrl-C stops the running input (on a daemon its session starts over)
+and Ctrl-D leaves. From a pipe every input runs; the exit status is 1 if any
+failed, and each error names its input and line.
 `
 }
 

@@ -247,9 +247,12 @@ func cubePiped(t *testing.T, stdin string, args ...string) (int, string, string)
 // the cube API without a namespace says how to pick one.
 //
 // Before this test every input answered "no namespace selected" (with
-// Embedded.Eval's and Remote.Eval's refusal of ns "" put back it fails so
-// again); without the server accepting EVAL with ns "" only the daemon
-// case fails ("namespace ” does not exist").
+// Embedded.Eval's refusal of ns "" put back it fails so again); without
+// the server accepting EVAL with ns "" the daemon case fails (the empty
+// namespace "does not exist"); with vm/js reading only a nil host as no
+// namespace a daemon's worker says "a coordinate must have 0 elements";
+// without the offset of an input's first line the multi-line case says
+// "at line 2".
 func TestREPLPiped(t *testing.T) {
 	data := filepath.Join(shortDir(t), "d")
 	sock := filepath.Join(data, "cube.sock")
