@@ -122,6 +122,12 @@ func TestHostileCorpus(t *testing.T) {
 			if !*hostileAll && j != i%len(hostilePatterns) {
 				continue
 			}
+			// Under the race detector goja runs ~10x slower and most runs
+			// only time out: a fifth of the built-ins is the smoke test,
+			// and .ci/check.d/hostile.sh runs everything without it.
+			if raceBuild && !*hostileAll && i%5 != 0 {
+				continue
+			}
 			jobs = append(jobs, job{b, pat})
 		}
 	}
@@ -178,7 +184,9 @@ func TestHostileCorpus(t *testing.T) {
 	t.Logf("worst overrun in a worker %v; worst seen by a caller %v (waiting for a worker to start included), by %s", st.MaxOverrun.Round(time.Millisecond), worst.Round(time.Millisecond), who)
 	// 100 ms is the promise (KillGrace is 50 ms); the margin is for a
 	// loaded 2-core machine.
-	if st.MaxOverrun > 250*time.Millisecond {
+	// Under the race detector the pool's own timers run late on a loaded
+	// machine; the overrun is held to account by the run without it.
+	if st.MaxOverrun > 250*time.Millisecond && !raceBuild {
 		t.Errorf("a run overran its time limit by %v", st.MaxOverrun)
 	}
 	if grown := heapInUse() - before; grown > 64<<20 {
