@@ -31,7 +31,7 @@ It starts in NS, or in the only namespace there is; without one plain
 JavaScript runs and the cube API asks for one (.ns NAME picks it). On a
 terminal Ctrl-C stops the running input (on a daemon its session starts over)
 and Ctrl-D leaves. From a pipe every input runs; the exit status is 1 if any
-failed, and each error names its input and line.
+failed, and each error names its input and line; Ctrl-C ends it with 1.
 `
 }
 
@@ -47,6 +47,7 @@ func (c *replCommand) Run(ctx context.Context, args []string) error {
 	if *sock == "" {
 		*sock = c.getenv("CUBE_SOCKET")
 	}
+	parent := ctx
 	if f, ok := c.stdin.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 		// A script (piped input) ends at Ctrl-C like any verb; on a
 		// terminal the REPL catches Ctrl-C itself: it stops the running
@@ -59,7 +60,7 @@ func (c *replCommand) Run(ctx context.Context, args []string) error {
 	if *sock != "" {
 		o.Socket = *sock
 		o.Auth = c.getenv("CUBE_AUTH")
-		return replErr(repl.Run(ctx, o))
+		return replErr(parent, ctx, repl.Run(ctx, o))
 	}
 	dir := c.dataDir()
 	// Interactive work is bounded by Ctrl-C, not by the 1 s default that
@@ -76,11 +77,17 @@ func (c *replCommand) Run(ctx context.Context, args []string) error {
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	return replErr(err)
+	return replErr(parent, ctx, err)
 }
 
-func replErr(err error) error {
+// replErr is the REPL's outcome: ended by SIGTERM is no failure; a script
+// stopped by Ctrl-C is, so that whoever ran it does not take it for
+// done.
+func replErr(parent, ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) {
+		if ctx.Err() != nil && parent.Err() == nil {
+			return errors.New("repl: stopped by Ctrl-C before the end of its input")
+		}
 		return nil
 	}
 	return err

@@ -297,3 +297,48 @@ func TestREPLPiped(t *testing.T) {
 		t.Errorf("cube -n b repl: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// TestREPLPipedCtrlC: Ctrl-C (SIGINT) ends a piped REPL with status 1, not
+// 0, so that a shell script does not take a stopped script for a done
+// one. It exited 0 before this test.
+func TestREPLPipedCtrlC(t *testing.T) {
+	data := filepath.Join(shortDir(t), "d")
+	b, _ := json.Marshal([]string{"--data", data})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CUBE_TEST_MAIN="+string(b), "HOME="+t.TempDir())
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file, not a buffer: the test reads it while cube writes.
+	outPath := filepath.Join(t.TempDir(), "out")
+	f, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	output := func() string { b, _ := os.ReadFile(outPath); return string(b) }
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	io.WriteString(in, "1+1\nwhile (true) {}\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(output(), "2\n") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the loop runs
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 1 || !strings.Contains(output(), "stopped by Ctrl-C") {
+			t.Fatalf("exit %d (%v), want 1 and a message; output:\n%s", code, err, output())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("a piped REPL ignored SIGINT; output:\n%s", output())
+	}
+}
