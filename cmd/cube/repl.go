@@ -65,7 +65,7 @@ func (c *replCommand) Run(ctx context.Context, args []string) error {
 	dir := c.dataDir()
 	// Interactive work is bounded by Ctrl-C, not by the 1 s default that
 	// protects a daemon from runaway programs.
-	db, err := cube.Open(dir, cube.Options{Limits: vm.Limits{Timeout: -1}})
+	db, err := c.openStore(dir, cube.Options{Limits: vm.Limits{Timeout: -1}}, true)
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return fmt.Errorf("repl: %s is in use by another process; if a daemon serves it, use cube repl -s %s/cube.sock", dir, dir)

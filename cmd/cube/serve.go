@@ -118,7 +118,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 			return fmt.Errorf("serve: %w (or run JavaScript in process with --js-in-process)", err)
 		}
 	}
-	db, err := cube.Open(*data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log, JSWorker: worker})
+	db, err := c.openStore(*data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log, JSWorker: worker}, true)
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return fmt.Errorf("serve: data directory %s is in use by another process (a running daemon, or a program with it open); stop it, or give this daemon another --data", *data)
