@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,14 +21,8 @@ import (
 // JavaScript in process (seen with --js-in-process: JSON.stringify's
 // bomb took the daemon past 1 GiB and answered after seconds).
 func TestDaemonJSLimitsHold(t *testing.T) {
-	data := filepath.Join(shortDir(t), "d")
-	d, out := cubeProc(t, nil, "serve", "--data", data, "--sync", "none")
-	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
-	sock := filepath.Join(data, "cube.sock")
-	waitSocket(t, sock, out)
+	d, rc := serveDaemon(t)
 	ctx := context.Background()
-	rc := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, ReadTimeout: time.Minute, DisableIdentity: true})
-	defer rc.Close()
 	if err := rc.Do(ctx, "NS.CREATE", "t", "DIMS", 2).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +61,21 @@ func TestDaemonJSLimitsHold(t *testing.T) {
 	if v, err := rc.Do(ctx, "RUN", "t", "ok").Text(); err != nil || v != "fine" {
 		t.Fatalf("RUN ok after the bombs: %q %v", v, err)
 	}
+}
+
+// serveDaemon starts "cube serve --sync none flags..." on a new data
+// directory and returns the process and a client on its Unix socket; both
+// are stopped when the test ends.
+func serveDaemon(t *testing.T, flags ...string) (*exec.Cmd, *redis.Client) {
+	t.Helper()
+	data := filepath.Join(shortDir(t), "d")
+	d, out := cubeProc(t, nil, append([]string{"serve", "--data", data, "--sync", "none"}, flags...)...)
+	t.Cleanup(func() { d.Process.Signal(syscall.SIGTERM); d.Wait() })
+	sock := filepath.Join(data, "cube.sock")
+	waitSocket(t, sock, out)
+	rc := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, ReadTimeout: time.Minute, DisableIdentity: true})
+	t.Cleanup(func() { rc.Close() })
+	return d, rc
 }
 
 // rss reads a process's resident set size in bytes.

@@ -1,38 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // cubeCmd runs this test binary as "cube args..." to the end, with its
 // standard output and error apart.
 func cubeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return cubeCmdIn(t, "", args...)
-}
-
-// cubeCmdIn is cubeCmd with stdin as its standard input.
-func cubeCmdIn(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	b, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CUBE_TEST_MAIN="+string(b))
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	return exitCode(err), out.String(), errb.String()
+	return cubePiped(t, "", args...)
 }
 
 // TestRunPrintsLogs: cube run prints what the program logged to standard
@@ -65,7 +47,7 @@ func TestRunPrintsLogs(t *testing.T) {
 	check("embedded", "--data", data, "-n", "w", "run", "talk", "x")
 	repl := func(how string, args ...string) {
 		t.Helper()
-		code, out, errs := cubeCmdIn(t, ".run talk y\n", args...)
+		code, out, errs := cubePiped(t, ".run talk y\n", args...)
 		if code != 0 || !strings.Contains(out, "looking for y\nfound it\nanswer y\n") {
 			t.Errorf("%s: .run in cube %v: exit %d, stdout %q, stderr %q; want the log, then the output", how, args, code, out, errs)
 		}
@@ -99,14 +81,8 @@ func TestDaemonEvalLimits(t *testing.T) {
 	if code, _, errs := cubeCmd(t, "serve", "--max-eval-timeout", "0s"); code != 2 || !strings.Contains(errs, "--max-eval-timeout must be at least 1ms") {
 		t.Fatalf("serve --max-eval-timeout 0s: %d %q", code, errs)
 	}
-	data := filepath.Join(shortDir(t), "d")
-	d, out := cubeProc(t, nil, "serve", "--data", data, "--sync", "none", "--max-eval-timeout", "2s", "--max-eval-memory", "256")
-	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
-	sock := filepath.Join(data, "cube.sock")
-	waitSocket(t, sock, out)
+	_, rc := serveDaemon(t, "--max-eval-timeout", "2s", "--max-eval-memory", "256")
 	ctx := context.Background()
-	rc := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, ReadTimeout: time.Minute, DisableIdentity: true})
-	defer rc.Close()
 	if err := rc.Do(ctx, "NS.CREATE", "t", "DIMS", 2).Err(); err != nil {
 		t.Fatal(err)
 	}
