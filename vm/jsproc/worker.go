@@ -47,7 +47,7 @@ func Serve(r io.Reader, w io.Writer) error {
 	}
 	runtime.GC()
 	lowerPriority()
-	s.base = dataSize()
+	s.base, s.baseHeap = dataSize(), heapInUse()
 	// Say we are ready: the pool times requests from here, not from exec.
 	if err := s.send(&message{Done: &done{}}); err != nil {
 		return err
@@ -88,10 +88,11 @@ func Serve(r io.Reader, w io.Writer) error {
 
 // server is the worker's state.
 type server struct {
-	sb      *js.Sandbox
-	progs   map[string]vm.Program
-	session *js.Session
-	base    int64 // data segment when idle
+	sb       *js.Sandbox
+	progs    map[string]vm.Program
+	session  *js.Session
+	base     int64 // data segment when idle
+	baseHeap int64 // Go heap when idle
 
 	enc   *gob.Encoder
 	bw    *bufio.Writer
@@ -131,7 +132,9 @@ func (s *server) handle(req *request) *done {
 	}()
 	if lim.MemoryBytes > 0 {
 		// The soft limit makes Go collect before the hard one refuses.
-		debug.SetMemoryLimit(heapInUse() + lim.MemoryBytes + dataSlack/2)
+		// Both limits count from the idle worker, as the kernel's does;
+		// reading the heap per request would stop the world each time.
+		debug.SetMemoryLimit(s.baseHeap + lim.MemoryBytes + dataSlack/2)
 		limitData(s.base + lim.MemoryBytes + dataSlack)
 	}
 	h := &remoteHost{s: s, dims: req.Dims}
