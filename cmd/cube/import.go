@@ -347,16 +347,8 @@ func (im importer) rows(r io.Reader, fn func(importRow) error) error {
 		if im.latlng {
 			if names == nil {
 				names = append([]string(nil), fields...)
-				lat, lng = -1, -1
-				for i, f := range fields {
-					switch strings.ToLower(strings.TrimSpace(f)) {
-					case "lat", "latitude":
-						lat = i
-					case "lng", "lon", "long", "longitude":
-						lng = i
-					}
-				}
-				if lat < 0 || lng < 0 { // latLngHeader(fields) is false
+				lat, lng = latLngColumns(fields)
+				if lat < 0 || lng < 0 {
 					return fmt.Errorf("line %d: --latlng wants a header naming a lat and a lng (or lon) column; it has %s", line, strings.Join(fields, ","))
 				}
 				continue
@@ -414,16 +406,23 @@ func (im importer) rows(r io.Reader, fn func(importRow) error) error {
 
 // latLngHeader reports whether a CSV header has lat and lng columns.
 func latLngHeader(names []string) bool {
-	var lat, lng bool
-	for _, f := range names {
+	lat, lng := latLngColumns(names)
+	return lat >= 0 && lng >= 0
+}
+
+// latLngColumns finds a CSV header's latitude and longitude columns; -1
+// for one it lacks (the last of several names wins).
+func latLngColumns(names []string) (lat, lng int) {
+	lat, lng = -1, -1
+	for i, f := range names {
 		switch strings.ToLower(strings.TrimSpace(f)) {
 		case "lat", "latitude":
-			lat = true
+			lat = i
 		case "lng", "lon", "long", "longitude":
-			lng = true
+			lng = i
 		}
 	}
-	return lat && lng
+	return lat, lng
 }
 
 // degrees parses a --latlng angle into coordinate units.
