@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cubelinux/cube/engine/checkpoint"
+	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/tidwall/btree"
 )
 

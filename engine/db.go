@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cubelinux/cube/engine/checkpoint"
-	"github.com/cubelinux/cube/engine/crypt"
 	"github.com/cubelinux/cube/engine/curve"
+	"github.com/cubelinux/cube/engine/internal/checkpoint"
+	"github.com/cubelinux/cube/engine/internal/crypt"
+	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
-	"github.com/cubelinux/cube/engine/wal"
 )
 
 // DB is an open data directory. It is safe for concurrent use.

@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
-	"github.com/cubelinux/cube/engine/wal"
 )
 
 // SyncMode says when a write is acknowledged relative to fsync.

@@ -8,7 +8,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
 )
 

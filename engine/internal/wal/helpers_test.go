@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
+	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
-	"github.com/cubelinux/cube/engine/wal"
 )
 
 var seedFlag = flag.Uint64("seed", 0, "seed for random tests (0: from the clock)")

@@ -5,7 +5,7 @@ import (
 	"log"
 	"path/filepath"
 
-	"github.com/cubelinux/cube/engine/checkpoint"
+	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/vfs"
 )
 

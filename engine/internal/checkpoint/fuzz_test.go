@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/cubelinux/cube/engine/checkpoint"
+	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/vfs"
 )
 

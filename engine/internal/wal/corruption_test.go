@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
+	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
-	"github.com/cubelinux/cube/engine/wal"
 )
 
 // With 100-byte payloads a record is 124 bytes (136 sealed), and a segment

@@ -3,7 +3,7 @@ package wal
 import (
 	"time"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cubelinux/cube/engine/checkpoint"
+	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/vfs"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 )
 
 // On-disk layout; doc.go describes it byte by byte.

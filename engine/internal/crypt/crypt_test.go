@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 )
 
 func key(b byte) []byte { return bytes.Repeat([]byte{b}, crypt.KeySize) }

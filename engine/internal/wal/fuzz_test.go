@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
-	"github.com/cubelinux/cube/engine/wal"
 )
 
 // FuzzRecover mangles the segment files of a small log as the input says

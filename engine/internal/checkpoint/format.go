@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 	"time"
 
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 )
 
 // Version is the newest checkpoint and manifest format this build writes

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cubelinux/cube/engine/checkpoint"
-	"github.com/cubelinux/cube/engine/crypt"
+	"github.com/cubelinux/cube/engine/internal/checkpoint"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
 )
 

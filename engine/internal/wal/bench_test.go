@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
-	"github.com/cubelinux/cube/engine/wal"
 )
 
 // BenchmarkRawFdatasync is the floor for SyncAlways: a bare loop of one
