@@ -121,6 +121,18 @@ func (rs *runState) write(op string, stack []uint64) bool {
 	return true
 }
 
+// removed is the status of a delete (del, unlink): whether there was
+// something to remove, or the host's error.
+func (rs *runState) removed(fn string, existed bool, err error) uint64 {
+	switch {
+	case err != nil:
+		return rs.hostErr(fn, err)
+	case !existed:
+		return StatusNotFound
+	}
+	return StatusOK
+}
+
 func statusOf(k vm.ErrorKind) uint64 {
 	if k == vm.KindReadOnly {
 		return StatusReadOnly
@@ -180,68 +192,55 @@ func i32s(n int) []api.ValueType {
 	return p
 }
 
+// call makes an ABI function body a wazero host function that enters the
+// run first (see enter): the body runs only in a run that has not failed,
+// with the call counted.
+func call(body func(ctx context.Context, rs *runState, m api.Module, s []uint64)) api.GoModuleFunc {
+	return func(ctx context.Context, m api.Module, s []uint64) {
+		if rs := enter(ctx, s); rs != nil {
+			body(ctx, rs, m, s)
+		}
+	}
+}
+
 // abiFuncs is ABI v1. docs/ABI.md documents each function; keep the two in
 // step.
 var abiFuncs = []hostFunc{
-	{"args_len", nil, i32s(1), func(ctx context.Context, _ api.Module, s []uint64) {
-		if rs := enter(ctx, s); rs != nil {
-			s[0] = uint64(len(rs.args))
-		}
-	}},
-	{"args_read", i32s(2), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	{"args_len", nil, i32s(1), call(func(_ context.Context, rs *runState, _ api.Module, s []uint64) {
+		s[0] = uint64(len(rs.args))
+	})},
+	{"args_read", i32s(2), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		if u32(s[1]) < uint32(len(rs.args)) {
 			s[0] = StatusTooSmall
 			return
 		}
 		copy(view(memory(m), "args_read", "buffer", u32(s[0]), uint32(len(rs.args))), rs.args)
 		s[0] = StatusOK
-	}},
-	{"output_write", i32s(2), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"output_write", i32s(2), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		if e := rs.g.Output(view(memory(m), "output_write", "data", u32(s[0]), u32(s[1]))); e != nil {
 			s[0] = StatusLimit
 			return
 		}
 		s[0] = StatusOK
-	}},
-	{"log", i32s(2), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"log", i32s(2), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		rs.g.Log(string(view(memory(m), "log", "message", u32(s[0]), u32(s[1]))))
 		s[0] = StatusOK
-	}},
-	{"set_error", i32s(2), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"set_error", i32s(2), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		b := view(memory(m), "set_error", "message", u32(s[0]), u32(s[1]))
 		if len(b) > maxErrorMsg {
 			b = b[:maxErrorMsg]
 		}
 		rs.errMsg, rs.hasErr = string(b), true
 		s[0] = StatusOK
-	}},
-	{"dims", nil, i32s(1), func(ctx context.Context, _ api.Module, s []uint64) {
-		if rs := enter(ctx, s); rs != nil {
-			s[0] = uint64(rs.dims)
-		}
-	}},
-	{"get", i32s(4), i32s(1), hostGet},
-	{"put", i32s(3), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"dims", nil, i32s(1), call(func(_ context.Context, rs *runState, _ api.Module, s []uint64) {
+		s[0] = uint64(rs.dims)
+	})},
+	{"get", i32s(4), i32s(1), call(hostGet)},
+	{"put", i32s(3), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		mem := memory(m)
 		c := rs.newCoord(mem, "put", "coordinate", u32(s[0]))
 		v := bytes.Clone(view(mem, "put", "value", u32(s[1]), u32(s[2])))
@@ -253,31 +252,16 @@ var abiFuncs = []hostFunc{
 			return
 		}
 		s[0] = StatusOK
-	}},
-	{"del", i32s(1), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"del", i32s(1), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		c := rs.newCoord(memory(m), "del", "coordinate", u32(s[0]))
 		if !rs.write("del", s) {
 			return
 		}
 		existed, err := rs.host.Delete(ctx, c)
-		switch {
-		case err != nil:
-			s[0] = rs.hostErr("del", err)
-		case !existed:
-			s[0] = StatusNotFound
-		default:
-			s[0] = StatusOK
-		}
-	}},
-	{"region_open", i32s(3), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+		s[0] = rs.removed("del", existed, err)
+	})},
+	{"region_open", i32s(3), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		mem := memory(m)
 		lo := rs.newCoord(mem, "region_open", "min", u32(s[0]))
 		hi := rs.newCoord(mem, "region_open", "max", u32(s[1]))
@@ -293,13 +277,9 @@ var abiFuncs = []hostFunc{
 		c := &cursor{points: rs.host.Region(ctx, lo, hi)}
 		c.fill, _ = c.points.(vm.PointFiller)
 		rs.open(mem, u32(s[2]), c, s)
-	}},
-	{"region_next", i32s(5), i32s(1), hostRegionNext},
-	{"edges_open", i32s(5), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"region_next", i32s(5), i32s(1), call(hostRegionNext)},
+	{"edges_open", i32s(5), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		mem := memory(m)
 		c := rs.newCoord(mem, "edges_open", "coordinate", u32(s[0]))
 		dir, ok1 := direction(u32(s[1]))
@@ -310,13 +290,9 @@ var abiFuncs = []hostFunc{
 			return
 		}
 		rs.open(mem, u32(s[4]), &cursor{edges: rs.host.Edges(ctx, c, dir, lab)}, s)
-	}},
-	{"edges_next", i32s(5), i32s(1), hostEdgesNext},
-	{"cursor_close", i32s(1), i32s(1), func(ctx context.Context, _ api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"edges_next", i32s(5), i32s(1), call(hostEdgesNext)},
+	{"cursor_close", i32s(1), i32s(1), call(func(ctx context.Context, rs *runState, _ api.Module, s []uint64) {
 		h := u32(s[0])
 		if h == 0 || h > uint32(len(rs.cursors)) || rs.cursors[h-1] == nil {
 			s[0] = StatusBadArg
@@ -325,12 +301,8 @@ var abiFuncs = []hostFunc{
 		rs.cursors[h-1].close()
 		rs.cursors[h-1] = nil
 		s[0] = StatusOK
-	}},
-	{"link", append(i32s(4), f64, i32, i32), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"link", append(i32s(4), f64, i32, i32), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		mem := memory(m)
 		e := vm.Edge{
 			From:   rs.newCoord(mem, "link", "from", u32(s[0])),
@@ -352,12 +324,8 @@ var abiFuncs = []hostFunc{
 			return
 		}
 		s[0] = StatusOK
-	}},
-	{"unlink", i32s(4), i32s(1), func(ctx context.Context, m api.Module, s []uint64) {
-		rs := enter(ctx, s)
-		if rs == nil {
-			return
-		}
+	})},
+	{"unlink", i32s(4), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		mem := memory(m)
 		from := rs.newCoord(mem, "unlink", "from", u32(s[0]))
 		to := rs.newCoord(mem, "unlink", "to", u32(s[1]))
@@ -370,24 +338,13 @@ var abiFuncs = []hostFunc{
 			return
 		}
 		existed, err := rs.host.Unlink(ctx, from, to, lab)
-		switch {
-		case err != nil:
-			s[0] = rs.hostErr("unlink", err)
-		case !existed:
-			s[0] = StatusNotFound
-		default:
-			s[0] = StatusOK
-		}
-	}},
-	{"walk", i32s(10), i32s(1), hostWalk},
-	{"shortest_path", i32s(9), i32s(1), hostShortestPath},
+		s[0] = rs.removed("unlink", existed, err)
+	})},
+	{"walk", i32s(10), i32s(1), call(hostWalk)},
+	{"shortest_path", i32s(9), i32s(1), call(hostShortestPath)},
 }
 
-func hostGet(ctx context.Context, m api.Module, s []uint64) {
-	rs := enter(ctx, s)
-	if rs == nil {
-		return
-	}
+func hostGet(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	mem := memory(m)
 	c := coord(mem, "get", "coordinate", u32(s[0]), rs.scratch[:rs.dims])
 	lenOut := view(mem, "get", "length out-pointer", u32(s[3]), 4)
@@ -458,131 +415,56 @@ func align(n, a int) int { return (n + a - 1) &^ (a - 1) }
 // hostRegionNext packs as many point records as fit:
 //
 //	dims × i32 coordinate | u32 value length | value | pad to 4
-func hostRegionNext(ctx context.Context, m api.Module, s []uint64) {
-	rs := enter(ctx, s)
-	if rs == nil {
-		return
-	}
+func hostRegionNext(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	c, buf, nOut, bOut := rs.next(memory(m), "region_next", s, true)
 	if c == nil {
 		return
 	}
 	if c.fill != nil && c.pp == nil {
 		n, used, need := c.fill.FillPoints(buf)
-		if n == 0 && need > 0 {
-			binary.LittleEndian.PutUint32(nOut, 0)
-			binary.LittleEndian.PutUint32(bOut, uint32(need))
-			s[0] = StatusTooSmall
-			return
-		}
-		binary.LittleEndian.PutUint32(nOut, uint32(n))
-		binary.LittleEndian.PutUint32(bOut, uint32(used))
-		s[0] = StatusOK
-		if n == 0 && c.points.Err() != nil {
-			s[0] = rs.hostErr("region_next", c.points.Err())
-		}
+		rs.packed("region_next", s, nOut, bOut, n, used, need, c.points.Err)
 		return
 	}
-	n, used := 0, 0
-	for {
-		var p vm.Point
-		if c.pp != nil {
-			p, c.pp = *c.pp, nil
-		} else {
-			var ok bool
-			if p, ok = c.points.Next(); !ok {
-				break
-			}
-		}
-		size := vm.PointRecordSize(len(p.Coord), len(p.Value))
-		if used+size > len(buf) {
-			keep := vm.Point{Coord: slices.Clone(p.Coord), Value: bytes.Clone(p.Value)}
-			c.pp = &keep
-			if n == 0 {
-				binary.LittleEndian.PutUint32(nOut, 0)
-				binary.LittleEndian.PutUint32(bOut, uint32(size))
-				s[0] = StatusTooSmall
-				return
-			}
-			break
-		}
-		used += vm.PackPoint(buf[used:], p.Coord, p.Value)
-		n++
-	}
-	binary.LittleEndian.PutUint32(nOut, uint32(n))
-	binary.LittleEndian.PutUint32(bOut, uint32(used))
-	s[0] = StatusOK
-	if n == 0 && c.points.Err() != nil {
-		s[0] = rs.hostErr("region_next", c.points.Err())
-	}
+	n, used, need := packRecords(buf, &c.pp, c.points.Next,
+		func(p vm.Point) int { return vm.PointRecordSize(len(p.Coord), len(p.Value)) },
+		func(dst []byte, p vm.Point) int { return vm.PackPoint(dst, p.Coord, p.Value) },
+		func(p vm.Point) vm.Point { return vm.Point{Coord: slices.Clone(p.Coord), Value: bytes.Clone(p.Value)} })
+	rs.packed("region_next", s, nOut, bOut, n, used, need, c.points.Err)
 }
 
 // hostEdgesNext packs as many edge records as fit:
 //
 //	f64 weight | u32 label length | u32 value length | from | to | label | value | pad to 8
-func hostEdgesNext(ctx context.Context, m api.Module, s []uint64) {
-	rs := enter(ctx, s)
-	if rs == nil {
-		return
-	}
+func hostEdgesNext(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	c, buf, nOut, bOut := rs.next(memory(m), "edges_next", s, false)
 	if c == nil {
 		return
 	}
 	cw := 4 * rs.dims
-	n, used := 0, 0
-	for {
-		var e vm.Edge
-		if c.pe != nil {
-			e, c.pe = *c.pe, nil
-		} else {
-			var ok bool
-			if e, ok = c.edges.Next(); !ok {
-				break
-			}
-		}
-		head := 16 + 2*cw
-		size := align(head+len(e.Label)+len(e.Value), 8)
-		if used+size > len(buf) {
-			keep := e
-			keep.Value = bytes.Clone(e.Value)
-			c.pe = &keep
-			if n == 0 {
-				binary.LittleEndian.PutUint32(nOut, 0)
-				binary.LittleEndian.PutUint32(bOut, uint32(size))
-				s[0] = StatusTooSmall
-				return
-			}
-			break
-		}
-		r := buf[used : used+size]
-		binary.LittleEndian.PutUint64(r, math.Float64bits(e.Weight))
-		binary.LittleEndian.PutUint32(r[8:], uint32(len(e.Label)))
-		binary.LittleEndian.PutUint32(r[12:], uint32(len(e.Value)))
-		putCoord(r[16:], e.From)
-		putCoord(r[16+cw:], e.To)
-		copy(r[head:], e.Label)
-		copy(r[head+len(e.Label):], e.Value)
-		clear(r[head+len(e.Label)+len(e.Value):])
-		used += size
-		n++
-	}
-	binary.LittleEndian.PutUint32(nOut, uint32(n))
-	binary.LittleEndian.PutUint32(bOut, uint32(used))
-	s[0] = StatusOK
-	if n == 0 && c.edges.Err() != nil {
-		s[0] = rs.hostErr("edges_next", c.edges.Err())
-	}
+	head := 16 + 2*cw
+	n, used, need := packRecords(buf, &c.pe, c.edges.Next,
+		func(e vm.Edge) int { return align(head+len(e.Label)+len(e.Value), 8) },
+		func(dst []byte, e vm.Edge) int {
+			size := align(head+len(e.Label)+len(e.Value), 8)
+			r := dst[:size]
+			binary.LittleEndian.PutUint64(r, math.Float64bits(e.Weight))
+			binary.LittleEndian.PutUint32(r[8:], uint32(len(e.Label)))
+			binary.LittleEndian.PutUint32(r[12:], uint32(len(e.Value)))
+			putCoord(r[16:], e.From)
+			putCoord(r[16+cw:], e.To)
+			copy(r[head:], e.Label)
+			copy(r[head+len(e.Label):], e.Value)
+			clear(r[head+len(e.Label)+len(e.Value):])
+			return size
+		},
+		func(e vm.Edge) vm.Edge { e.Value = bytes.Clone(e.Value); return e })
+	rs.packed("edges_next", s, nOut, bOut, n, used, need, c.edges.Err)
 }
 
 // hostWalk: (start, order, max_depth, dir, label, label_len, limit, buf,
 // cap, needed_out). Steps are packed as i32 depth | coordinate | from
 // (the start's from is itself).
-func hostWalk(ctx context.Context, m api.Module, s []uint64) {
-	rs := enter(ctx, s)
-	if rs == nil {
-		return
-	}
+func hostWalk(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	mem := memory(m)
 	start := rs.newCoord(mem, "walk", "start", u32(s[0]))
 	lab, okLabel := label(mem, "walk", u32(s[4]), u32(s[5]))
@@ -616,21 +498,12 @@ func hostWalk(ctx context.Context, m api.Module, s []uint64) {
 		rs.cache = packCache{key: key, data: data}
 	}
 	binary.LittleEndian.PutUint32(needOut, uint32(len(rs.cache.data)))
-	if len(rs.cache.data) > len(buf) {
-		s[0] = StatusTooSmall
-		return
-	}
-	copy(buf, rs.cache.data)
-	s[0] = StatusOK
+	rs.cache.copyTo(buf, s)
 }
 
 // hostShortestPath: (from, to, label, label_len, dir, weight_out, buf,
 // cap, needed_out). The path is packed as its coordinates, start first.
-func hostShortestPath(ctx context.Context, m api.Module, s []uint64) {
-	rs := enter(ctx, s)
-	if rs == nil {
-		return
-	}
+func hostShortestPath(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	mem := memory(m)
 	from := rs.newCoord(mem, "shortest_path", "from", u32(s[0]))
 	to := rs.newCoord(mem, "shortest_path", "to", u32(s[1]))
@@ -667,10 +540,5 @@ func hostShortestPath(ctx context.Context, m api.Module, s []uint64) {
 		return
 	}
 	binary.LittleEndian.PutUint64(wOut, math.Float64bits(rs.cache.weight))
-	if len(rs.cache.data) > len(buf) {
-		s[0] = StatusTooSmall
-		return
-	}
-	copy(buf, rs.cache.data)
-	s[0] = StatusOK
+	rs.cache.copyTo(buf, s)
 }
