@@ -1,14 +1,10 @@
-//lint:file-ignore SA2001 Run waits for a registering writer with an empty critical section on purpose.
-
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -69,112 +65,75 @@ type workerPool struct{ *jsproc.Pool }
 
 func (p workerPool) newSession(lim vm.Limits) jsSession { return p.NewSession(lim) }
 
-// ProgOptions configure one program. They are part of its version:
-// registering the same code with other options is a new version.
-type ProgOptions struct {
-	// ReadOnly programs run on a snapshot, concurrently with each other
-	// and with writers; a write fails the run with vm.ErrReadOnly.
-	ReadOnly bool
-	// Limits bound each run; zero fields take the registry's defaults
-	// (Options.Limits), then vm's. Limits.ReadOnly is the same as
-	// ReadOnly.
-	Limits vm.Limits
-}
-
-// ProgramInfo describes a registered program.
-type ProgramInfo struct {
-	Namespace  string
-	Name       string
-	Kind       vm.Kind
-	Version    string // hex SHA-256 of kind, options and code
-	ReadOnly   bool
-	Limits     vm.Limits // as registered; zero fields mean the defaults
-	CodeSize   int
-	Registered time.Time
-	Telemetry  Telemetry
-}
-
 // Registry keeps programs in the namespaces of one engine.DB and runs them.
 // It is safe for concurrent use.
 type Registry struct {
-	eng   *engine.DB
-	o     Options
-	log   *slog.Logger
-	wasm  *wasm.Sandbox
-	js    jsRuntime
-	mu    sync.RWMutex
-	regs  map[string]*nsReg
+	eng  *engine.DB
+	o    Options
+	log  *slog.Logger
+	wasm *wasm.Sandbox
+	js   jsRuntime
+
 	close sync.Once
-	quit  chan struct{}
-	done  chan struct{}
-	dead  bool // under mu
+	quit  chan struct{} // closed by Close: the flusher stops
+	done  chan struct{} // closed by the flusher when it has stopped
+
+	// mu guards the namespaces loaded so far and the closed mark. Its
+	// critical sections are map lookups and swaps: loading a namespace's
+	// programs (an engine read) happens before it is taken, and it is
+	// never held across a compile, a run or an engine transaction.
+	//
+	// # Lock order
+	//
+	// The registry's locks, outermost first; a goroutine holding one may
+	// take only those below it:
+	//
+	//  1. Session.mu — one session's calls, held across its whole Eval.
+	//  2. nsReg.wmu — one namespace's registry writers (Prog, Unprog,
+	//     refresh, the telemetry flush), held across their compile and
+	//     their engine transaction.
+	//  3. Registry.mu (this one).
+	//  4. nsReg.mu — one namespace's program map.
+	//  5. entry.cache — one version's compiled program, held across its
+	//     compile.
+	//  6. compiled.mu — the run count of a compiled program.
+	//  7. telemetry.mu — one program's counters; taken under nsReg.mu by
+	//     the flush, alone everywhere else.
+	//
+	// The engine's own locks (a namespace's writer lock, taken by Update)
+	// come after nsReg.wmu and Session.mu, and no registry lock is ever
+	// taken inside an engine transaction: the host a guest calls reaches
+	// the transaction only.
+	//
+	// # Guest calls
+	//
+	// Only Session.mu is held while a guest's run or eval executes. A
+	// compile, which may run a WASM start function under the program's
+	// timeout, holds nsReg.wmu (in Prog) or entry.cache (first run of a
+	// version). Locks 3, 4, 6 and 7 are never held across guest code, a
+	// compile, a Close of a program or any I/O.
+	mu struct {
+		sync.RWMutex
+		regs map[string]*nsReg
+		dead bool // Close has run: reg refuses with ErrClosed
+	}
 }
 
 // nsReg is the registry of one namespace: the in-memory mirror of its
 // "prog/" metadata, loaded on first use.
 type nsReg struct {
-	ns  *engine.Namespace
-	wmu sync.Mutex // serializes Prog, Unprog and telemetry flushes
-	mu  sync.RWMutex
-	// progs mirrors the stored programs: name -> current version.
-	progs map[string]*entry
-}
-
-// entry is one version of a program, compiled on first use.
-type entry struct {
-	name string
-	rec  *record
-	tel  *telemetry // shared by every version under the name
-
-	cmu  sync.Mutex
-	prog *compiled
-}
-
-// compiled is a vm.Program with a count of the runs using it, so a version
-// replaced while it runs is closed when its last run ends.
-type compiled struct {
-	p       vm.Program
-	mu      sync.Mutex
-	refs    int
-	retired bool
-}
-
-func (c *compiled) acquire() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.retired {
-		return false
+	ns *engine.Namespace
+	// wmu serializes the writers of this namespace's programs and
+	// telemetry (Prog, Unprog, refresh, flush), each of which commits an
+	// engine transaction and then updates mu.progs to match. A run that
+	// finds its version retired or stale waits for wmu once (an empty
+	// critical section) to let such a writer finish.
+	wmu sync.Mutex
+	// mu guards progs, the mirror: name -> current version.
+	mu struct {
+		sync.RWMutex
+		progs map[string]*entry
 	}
-	c.refs++
-	return true
-}
-
-func (c *compiled) release() {
-	c.mu.Lock()
-	c.refs--
-	closeNow := c.retired && c.refs == 0
-	c.mu.Unlock()
-	if closeNow {
-		_ = c.p.Close(context.Background())
-	}
-}
-
-func (c *compiled) retire() {
-	c.mu.Lock()
-	closeNow := !c.retired && c.refs == 0
-	c.retired = true
-	c.mu.Unlock()
-	if closeNow {
-		_ = c.p.Close(context.Background())
-	}
-}
-
-func (e *entry) retire() {
-	e.cmu.Lock()
-	if e.prog != nil {
-		e.prog.retire()
-	}
-	e.cmu.Unlock()
 }
 
 // New returns a registry over eng. It starts the telemetry flusher; Close
@@ -199,10 +158,10 @@ func New(ctx context.Context, eng *engine.DB, o Options) (*Registry, error) {
 		log:  o.Logger,
 		wasm: ws,
 		js:   inProcess{js.New(js.Options{Logger: o.Logger})},
-		regs: map[string]*nsReg{},
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
+	r.mu.regs = map[string]*nsReg{}
 	if len(o.JSWorker) > 0 {
 		po := o.JSWorkers
 		po.Command = o.JSWorker
@@ -269,7 +228,7 @@ func (r *Registry) reg(ctx context.Context, name string) (*nsReg, error) {
 		return nil, err
 	}
 	r.mu.RLock()
-	g, dead := r.regs[name], r.dead
+	g, dead := r.mu.regs[name], r.mu.dead
 	r.mu.RUnlock()
 	if dead {
 		return nil, ErrClosed
@@ -283,16 +242,16 @@ func (r *Registry) reg(ctx context.Context, name string) (*nsReg, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.dead {
+	if r.mu.dead {
 		return nil, ErrClosed
 	}
-	if g = r.regs[name]; g != nil && g.ns == ns {
+	if g = r.mu.regs[name]; g != nil && g.ns == ns {
 		return g, nil // loaded meanwhile by another caller
 	}
 	if g != nil {
 		g.retireAll()
 	}
-	r.regs[name] = ng
+	r.mu.regs[name] = ng
 	return ng, nil
 }
 
@@ -300,7 +259,8 @@ func (r *Registry) reg(ctx context.Context, name string) (*nsReg, error) {
 // decode is logged and left out (Run of it says ErrNoProgram; Prog
 // replaces it).
 func (r *Registry) load(ctx context.Context, ns *engine.Namespace) (*nsReg, error) {
-	g := &nsReg{ns: ns, progs: map[string]*entry{}}
+	g := &nsReg{ns: ns}
+	g.mu.progs = map[string]*entry{}
 	err := ns.View(ctx, func(tx *engine.Tx) error {
 		for _, key := range tx.MetaKeys(progPrefix) {
 			name := key[len(progPrefix):]
@@ -318,7 +278,7 @@ func (r *Registry) load(ctx context.Context, ns *engine.Namespace) (*nsReg, erro
 					e.tel = t
 				}
 			}
-			g.progs[name] = e
+			g.mu.progs[name] = e
 		}
 		return nil
 	})
@@ -330,7 +290,7 @@ func (r *Registry) load(ctx context.Context, ns *engine.Namespace) (*nsReg, erro
 
 func (g *nsReg) get(name string) *entry {
 	g.mu.RLock()
-	e := g.progs[name]
+	e := g.mu.progs[name]
 	g.mu.RUnlock()
 	return e
 }
@@ -338,487 +298,21 @@ func (g *nsReg) get(name string) *entry {
 func (g *nsReg) retireAll() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, e := range g.progs {
+	for _, e := range g.mu.progs {
 		e.retire()
 	}
 }
-
-// Prog validates and compiles code, then stores it as program name of
-// namespace ns, replacing any earlier version in the same write. It
-// returns the program's description, whose Version is the content hash.
-//
-// Registering the code, kind and options of the current version again
-// changes nothing and writes nothing. The registration is durable when Prog
-// returns, as the engine's sync mode promises for any write.
-//
-// # Errors
-//
-// ErrBadName, ErrBadKind, ErrEmptyCode; a *vm.Error of KindBadModule or
-// KindABIVersion (syntax error, refused import, no run export) or of
-// KindTimeout (a start function that never returns); engine.ErrNoNamespace.
-func (r *Registry) Prog(ctx context.Context, ns, name string, kind vm.Kind, code []byte, o ProgOptions) (ProgramInfo, error) {
-	if err := checkName(name); err != nil {
-		return ProgramInfo{}, err
-	}
-	sb, err := r.sandbox(kind)
-	if err != nil {
-		return ProgramInfo{}, err
-	}
-	if len(code) == 0 {
-		return ProgramInfo{}, ErrEmptyCode
-	}
-	lim := o.Limits
-	rec := &record{registered: r.o.Clock(), kind: kind, readOnly: o.ReadOnly || lim.ReadOnly, code: bytes.Clone(code)}
-	lim.ReadOnly = false
-	rec.limits = lim
-	stored, err := rec.seal()
-	if err != nil {
-		return ProgramInfo{}, err
-	}
-	g, err := r.reg(ctx, ns)
-	if err != nil {
-		return ProgramInfo{}, err
-	}
-	g.wmu.Lock()
-	defer g.wmu.Unlock()
-	if cur := g.get(name); cur != nil && cur.rec.version == rec.version {
-		return r.info(ns, cur), nil
-	}
-	p, err := sb.Compile(ctx, rec.code, r.limits(rec))
-	if err != nil {
-		return ProgramInfo{}, err
-	}
-	err = g.ns.Update(ctx, func(tx *engine.Tx) error { return tx.SetMeta(progPrefix+name, stored) })
-	if err != nil {
-		_ = p.Close(ctx)
-		return ProgramInfo{}, err
-	}
-	e := &entry{name: name, rec: rec, prog: &compiled{p: p}}
-	g.mu.Lock()
-	old := g.progs[name]
-	if old != nil {
-		e.tel = old.tel
-	} else {
-		e.tel = newTelemetry()
-	}
-	g.progs[name] = e
-	g.mu.Unlock()
-	if old != nil {
-		old.retire()
-	}
-	return r.info(ns, e), nil
-}
-
-// Unprog removes program name from namespace ns, with its telemetry. Runs
-// in progress finish with the version they started with. It is durable
-// when it returns, like any write.
-func (r *Registry) Unprog(ctx context.Context, ns, name string) error {
-	g, err := r.reg(ctx, ns)
-	if err != nil {
-		return err
-	}
-	g.wmu.Lock()
-	defer g.wmu.Unlock()
-	err = g.ns.Update(ctx, func(tx *engine.Tx) error {
-		ok, err := tx.DeleteMeta(progPrefix + name)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
-		}
-		_, err = tx.DeleteMeta(statPrefix + name)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	g.mu.Lock()
-	old := g.progs[name]
-	delete(g.progs, name)
-	g.mu.Unlock()
-	if old != nil {
-		old.retire()
-	}
-	return nil
-}
-
-// ProgInfo describes program name of namespace ns, telemetry included.
-func (r *Registry) ProgInfo(ns, name string) (ProgramInfo, error) {
-	g, err := r.reg(context.Background(), ns)
-	if err != nil {
-		return ProgramInfo{}, err
-	}
-	e := g.get(name)
-	if e == nil {
-		return ProgramInfo{}, fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
-	}
-	return r.info(ns, e), nil
-}
-
-// Progs describes every program of namespace ns, sorted by name.
-func (r *Registry) Progs(ns string) ([]ProgramInfo, error) {
-	g, err := r.reg(context.Background(), ns)
-	if err != nil {
-		return nil, err
-	}
-	g.mu.RLock()
-	out := make([]ProgramInfo, 0, len(g.progs))
-	for _, e := range g.progs {
-		out = append(out, r.info(ns, e))
-	}
-	g.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// All describes every program of every namespace, sorted by namespace and
-// name.
-func (r *Registry) All() []ProgramInfo {
-	var out []ProgramInfo
-	for _, ni := range r.eng.Namespaces() {
-		ps, err := r.Progs(ni.Name)
-		if err != nil {
-			continue // dropped meanwhile
-		}
-		out = append(out, ps...)
-	}
-	return out
-}
-
-func (r *Registry) info(ns string, e *entry) ProgramInfo {
-	return ProgramInfo{
-		Namespace:  ns,
-		Name:       e.name,
-		Kind:       e.rec.kind,
-		Version:    e.rec.versionString(),
-		ReadOnly:   e.rec.readOnly,
-		Limits:     e.rec.limits,
-		CodeSize:   len(e.rec.code),
-		Registered: e.rec.registered,
-		Telemetry:  e.tel.snapshot(),
-	}
-}
-
-// compiled returns the entry's compiled program, compiling it on first use,
-// with a reference the caller must release.
-func (r *Registry) compiled(ctx context.Context, e *entry) (*compiled, error) {
-	e.cmu.Lock()
-	defer e.cmu.Unlock()
-	if e.prog == nil {
-		sb, err := r.sandbox(e.rec.kind)
-		if err != nil {
-			return nil, err
-		}
-		p, err := sb.Compile(ctx, e.rec.code, r.limits(e.rec))
-		if err != nil {
-			return nil, err
-		}
-		e.prog = &compiled{p: p}
-	}
-	if !e.prog.acquire() {
-		// Replaced or removed between lookup and here: the caller looks
-		// it up again.
-		return nil, errRetired
-	}
-	return e.prog, nil
-}
-
-var errRetired = errors.New("plugins: program version retired")
-
-// Run runs program name of namespace ns with args and returns its result.
-//
-// A read-only program runs on a snapshot; a read-write one inside one
-// engine transaction whose writes commit, durably as the sync mode
-// promises, when the program succeeds. On failure Run returns the
-// program's partial Result (logs, counters) and the error, and none of the
-// run's writes is visible, ever.
-//
-// # Errors
-//
-// ErrNoProgram; a *vm.Error (vm.KindOf tells trap, timeout, limits, guest
-// error, ...); engine errors (engine.ErrNoNamespace, engine.ErrFailed).
-func (r *Registry) Run(ctx context.Context, ns, name string, args []byte) (vm.Result, error) {
-	g, err := r.reg(ctx, ns)
-	if err != nil {
-		return vm.Result{}, err
-	}
-	for attempt := 0; ; attempt++ {
-		e := g.get(name)
-		if e == nil {
-			return vm.Result{}, fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
-		}
-		res, err := r.runEntry(ctx, g, e, args)
-		if attempt < 8 && (errors.Is(err, errRetired) || errors.Is(err, errStale)) {
-			// A Prog or Unprog is between its commit and its update of
-			// the in-memory mirror: wait for it (it holds wmu), then look
-			// again. Past two attempts the metadata was changed behind
-			// the registry's back: reread it.
-			g.wmu.Lock()
-			g.wmu.Unlock()
-			if attempt >= 2 {
-				if err := r.refresh(ctx, g, name); err != nil {
-					return vm.Result{}, err
-				}
-			}
-			continue
-		}
-		return res, err
-	}
-}
-
-// errStale: the run's transaction sees another version than the entry the
-// run started with.
-var errStale = errors.New("plugins: program version changed")
-
-func (r *Registry) runEntry(ctx context.Context, g *nsReg, e *entry, args []byte) (vm.Result, error) {
-	c, err := r.compiled(ctx, e)
-	if err != nil {
-		if !errors.Is(err, errRetired) {
-			e.tel.record(0, vm.Result{}, err)
-		}
-		return vm.Result{}, err
-	}
-	defer c.release()
-	key := progPrefix + e.name
-	var res vm.Result
-	run := func(tx *engine.Tx) error {
-		// Run exactly the version this transaction sees.
-		b, ok := tx.Meta(key)
-		if v, vok := recordVersion(b); !ok || !vok || !bytes.Equal(v, e.rec.version[:]) {
-			return errStale
-		}
-		h := newHost(tx)
-		defer h.close()
-		var err error
-		res, err = c.p.Run(ctx, h, args)
-		return err
-	}
-	start := time.Now()
-	if e.rec.readOnly {
-		err = g.ns.View(ctx, run)
-	} else {
-		err = g.ns.Update(ctx, run)
-	}
-	if !errors.Is(err, errStale) {
-		e.tel.record(time.Since(start), res, err)
-	}
-	return res, err
-}
-
-// refresh rereads program name from the namespace's metadata into the
-// in-memory mirror.
-func (r *Registry) refresh(ctx context.Context, g *nsReg, name string) error {
-	g.wmu.Lock()
-	defer g.wmu.Unlock()
-	var rec *record
-	err := g.ns.View(ctx, func(tx *engine.Tx) error {
-		b, ok := tx.Meta(progPrefix + name)
-		if !ok {
-			return nil
-		}
-		var err error
-		rec, err = decodeRecord(b)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	g.mu.Lock()
-	old := g.progs[name]
-	if rec == nil {
-		delete(g.progs, name)
-	} else {
-		e := &entry{name: name, rec: rec, tel: newTelemetry()}
-		if old != nil {
-			e.tel = old.tel
-		}
-		g.progs[name] = e
-	}
-	g.mu.Unlock()
-	if old != nil {
-		old.retire()
-	}
-	return nil
-}
-
-// Eval runs an ad-hoc JavaScript script in namespace ns as one read-write
-// transaction (its writes commit when it succeeds, as Run's do) under the
-// registry's default limits, and returns its completion value. cube.args
-// holds args. Nothing of the script outlives it; see Session for a scope
-// that does.
-func (r *Registry) Eval(ctx context.Context, ns, script string, args []byte) (js.Completion, error) {
-	n, err := r.eng.Namespace(ns)
-	if err != nil {
-		return js.Completion{}, err
-	}
-	var c js.Completion
-	err = n.Update(ctx, func(tx *engine.Tx) error {
-		h := newHost(tx)
-		defer h.close()
-		c, err = r.js.EvalCompletion(ctx, h, script, args, r.o.Limits)
-		return err
-	})
-	return c, err
-}
-
-// Session is a JavaScript scope that keeps its state between Evals (a
-// function defined by one is there for the next): the REPL's, and each
-// server connection's EVAL. Each Eval is one read-write transaction of
-// the session's current namespace. Calls are serialized. Close it when
-// done.
-type Session struct {
-	r  *Registry
-	mu sync.Mutex
-	ns string
-	s  jsSession
-}
-
-// Session returns a session on namespace ns (which need not exist yet:
-// Eval fails with engine.ErrNoNamespace until it does). With ns "" its
-// scripts run outside any namespace: plain JavaScript works and cube's
-// calls fail saying so.
-func (r *Registry) Session(ns string) *Session {
-	return &Session{r: r, ns: ns, s: r.js.newSession(r.o.Limits)}
-}
-
-// Namespace returns the namespace the session's Evals run in.
-func (s *Session) Namespace() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ns
-}
-
-// Use switches the session to namespace ns; its JavaScript state stays.
-func (s *Session) Use(ns string) {
-	s.mu.Lock()
-	s.ns = ns
-	s.mu.Unlock()
-}
-
-// Eval runs script in the session as one read-write transaction of the
-// session's namespace and returns its completion value. cube.args is
-// empty; see EvalArgs.
-func (s *Session) Eval(ctx context.Context, script string) (js.Completion, error) {
-	return s.EvalArgs(ctx, script, nil)
-}
-
-// EvalArgs is Eval with cube.args holding args for this call only: the
-// script sees the session's state, as with Eval, and the session's later
-// scripts see their own arguments.
-func (s *Session) EvalArgs(ctx context.Context, script string, args []byte) (js.Completion, error) {
-	return s.EvalWith(ctx, script, args, vm.Limits{})
-}
-
-// EvalWith is EvalArgs under lim for this call only (EVAL's TIMEOUT and
-// MEMORY); lim's zero fields take the registry's defaults, as the
-// session's other calls do. Bounding lim is the caller's job: the daemon
-// keeps it under its own maximum.
-func (s *Session) EvalWith(ctx context.Context, script string, args []byte, lim vm.Limits) (js.Completion, error) {
-	lim = over(lim, s.r.o.Limits)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ns == "" {
-		return s.s.EvalWith(ctx, noNamespace{}, script, args, lim)
-	}
-	n, err := s.r.eng.Namespace(s.ns)
-	if err != nil {
-		return js.Completion{}, err
-	}
-	var c js.Completion
-	err = n.Update(ctx, func(tx *engine.Tx) error {
-		h := newHost(tx)
-		defer h.close()
-		c, err = s.s.EvalWith(ctx, h, script, args, lim)
-		return err
-	})
-	return c, err
-}
-
-// Close ends the session.
-func (s *Session) Close() { s.s.Close() }
 
 // Forget drops what the registry holds in memory for namespace ns (after
 // the namespace was dropped). It changes nothing stored.
 func (r *Registry) Forget(ns string) {
 	r.mu.Lock()
-	g := r.regs[ns]
-	delete(r.regs, ns)
+	g := r.mu.regs[ns]
+	delete(r.mu.regs, ns)
 	r.mu.Unlock()
 	if g != nil {
 		g.retireAll()
 	}
-}
-
-func (r *Registry) flusher(every time.Duration) {
-	defer close(r.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.quit:
-			return
-		case <-t.C:
-			if err := r.Flush(context.Background()); err != nil {
-				r.log.Warn("plugins: telemetry not written", "err", err)
-			}
-		}
-	}
-}
-
-// Flush writes the telemetry counters that changed since the last flush,
-// one transaction per namespace. The flusher calls it every
-// Options.TelemetryInterval and Close calls it last.
-func (r *Registry) Flush(ctx context.Context) error {
-	r.mu.RLock()
-	regs := make([]*nsReg, 0, len(r.regs))
-	for _, g := range r.regs {
-		regs = append(regs, g)
-	}
-	r.mu.RUnlock()
-	var errs []error
-	for _, g := range regs {
-		errs = append(errs, g.flush(ctx))
-	}
-	return errors.Join(errs...)
-}
-
-func (g *nsReg) flush(ctx context.Context) error {
-	g.wmu.Lock()
-	defer g.wmu.Unlock()
-	g.mu.RLock()
-	var dirty []*entry
-	for _, e := range g.progs {
-		e.tel.mu.Lock()
-		if e.tel.dirty {
-			dirty = append(dirty, e)
-		}
-		e.tel.mu.Unlock()
-	}
-	g.mu.RUnlock()
-	if len(dirty) == 0 {
-		return nil
-	}
-	err := g.ns.Update(ctx, func(tx *engine.Tx) error {
-		for _, e := range dirty {
-			if err := tx.SetMeta(statPrefix+e.name, e.tel.encode()); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		for _, e := range dirty {
-			e.tel.mu.Lock()
-			e.tel.dirty = true
-			e.tel.mu.Unlock()
-		}
-		if errors.Is(err, engine.ErrNoNamespace) {
-			return nil // dropped: its telemetry went with it
-		}
-		return fmt.Errorf("plugins: telemetry of %q: %w", g.ns.Name(), err)
-	}
-	return nil
 }
 
 // Close stops the telemetry flusher, writes the last counters, and closes
@@ -831,9 +325,9 @@ func (r *Registry) Close(ctx context.Context) error {
 		<-r.done
 		err = r.Flush(ctx)
 		r.mu.Lock()
-		r.dead = true
-		regs := r.regs
-		r.regs = map[string]*nsReg{}
+		r.mu.dead = true
+		regs := r.mu.regs
+		r.mu.regs = map[string]*nsReg{}
 		r.mu.Unlock()
 		for _, g := range regs {
 			g.retireAll()

@@ -1,7 +1,9 @@
 package plugins
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -40,7 +42,8 @@ type Telemetry struct {
 	Latency   engine.Latency   // wall time of runs, compile excluded
 }
 
-// telemetry is the live, mutable form.
+// telemetry is the live, mutable form. mu guards every field; it is a
+// leaf lock (see Registry.mu for the order).
 type telemetry struct {
 	mu        sync.Mutex
 	runs      int64
@@ -80,6 +83,80 @@ func (t *telemetry) record(d time.Duration, res vm.Result, err error) {
 	_ = t.hist.RecordValue(v) // in range by construction
 	t.dirty = true
 	t.mu.Unlock()
+}
+
+// The flusher writes the counters that changed to the store every
+// Options.TelemetryInterval, and Close writes the last ones.
+
+func (r *Registry) flusher(every time.Duration) {
+	defer close(r.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-t.C:
+			if err := r.Flush(context.Background()); err != nil {
+				r.log.Warn("plugins: telemetry not written", "err", err)
+			}
+		}
+	}
+}
+
+// Flush writes the telemetry counters that changed since the last flush,
+// one transaction per namespace. The flusher calls it every
+// Options.TelemetryInterval and Close calls it last.
+func (r *Registry) Flush(ctx context.Context) error {
+	r.mu.RLock()
+	regs := make([]*nsReg, 0, len(r.mu.regs))
+	for _, g := range r.mu.regs {
+		regs = append(regs, g)
+	}
+	r.mu.RUnlock()
+	var errs []error
+	for _, g := range regs {
+		errs = append(errs, g.flush(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (g *nsReg) flush(ctx context.Context) error {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	g.mu.RLock()
+	var dirty []*entry
+	for _, e := range g.mu.progs {
+		e.tel.mu.Lock()
+		if e.tel.dirty {
+			dirty = append(dirty, e)
+		}
+		e.tel.mu.Unlock()
+	}
+	g.mu.RUnlock()
+	if len(dirty) == 0 {
+		return nil
+	}
+	err := g.ns.Update(ctx, func(tx *engine.Tx) error {
+		for _, e := range dirty {
+			if err := tx.SetMeta(statPrefix+e.name, e.tel.encode()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, e := range dirty {
+			e.tel.mu.Lock()
+			e.tel.dirty = true
+			e.tel.mu.Unlock()
+		}
+		if errors.Is(err, engine.ErrNoNamespace) {
+			return nil // dropped: its telemetry went with it
+		}
+		return fmt.Errorf("plugins: telemetry of %q: %w", g.ns.Name(), err)
+	}
+	return nil
 }
 
 func kindName(k int) string {

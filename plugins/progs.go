@@ -1,0 +1,235 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/vm"
+)
+
+// Registration and versions: Prog stores a version, Unprog removes the
+// program, and the in-memory mirror of a namespace's programs (nsReg.mu.progs)
+// follows each committed change while nsReg.wmu is held.
+
+// ProgOptions configure one program. They are part of its version:
+// registering the same code with other options is a new version.
+type ProgOptions struct {
+	// ReadOnly programs run on a snapshot, concurrently with each other
+	// and with writers; a write fails the run with vm.ErrReadOnly.
+	ReadOnly bool
+	// Limits bound each run; zero fields take the registry's defaults
+	// (Options.Limits), then vm's. Limits.ReadOnly is the same as
+	// ReadOnly.
+	Limits vm.Limits
+}
+
+// ProgramInfo describes a registered program.
+type ProgramInfo struct {
+	Namespace  string
+	Name       string
+	Kind       vm.Kind
+	Version    string // hex SHA-256 of kind, options and code
+	ReadOnly   bool
+	Limits     vm.Limits // as registered; zero fields mean the defaults
+	CodeSize   int
+	Registered time.Time
+	Telemetry  Telemetry
+}
+
+// Prog validates and compiles code, then stores it as program name of
+// namespace ns, replacing any earlier version in the same write. It
+// returns the program's description, whose Version is the content hash.
+//
+// Registering the code, kind and options of the current version again
+// changes nothing and writes nothing. The registration is durable when Prog
+// returns, as the engine's sync mode promises for any write.
+//
+// # Errors
+//
+// ErrBadName, ErrBadKind, ErrEmptyCode; a *vm.Error of KindBadModule or
+// KindABIVersion (syntax error, refused import, no run export) or of
+// KindTimeout (a start function that never returns); engine.ErrNoNamespace.
+func (r *Registry) Prog(ctx context.Context, ns, name string, kind vm.Kind, code []byte, o ProgOptions) (ProgramInfo, error) {
+	if err := checkName(name); err != nil {
+		return ProgramInfo{}, err
+	}
+	sb, err := r.sandbox(kind)
+	if err != nil {
+		return ProgramInfo{}, err
+	}
+	if len(code) == 0 {
+		return ProgramInfo{}, ErrEmptyCode
+	}
+	lim := o.Limits
+	rec := &record{registered: r.o.Clock(), kind: kind, readOnly: o.ReadOnly || lim.ReadOnly, code: bytes.Clone(code)}
+	lim.ReadOnly = false
+	rec.limits = lim
+	stored, err := rec.seal()
+	if err != nil {
+		return ProgramInfo{}, err
+	}
+	g, err := r.reg(ctx, ns)
+	if err != nil {
+		return ProgramInfo{}, err
+	}
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	if cur := g.get(name); cur != nil && cur.rec.version == rec.version {
+		return r.info(ns, cur), nil
+	}
+	p, err := sb.Compile(ctx, rec.code, r.limits(rec))
+	if err != nil {
+		return ProgramInfo{}, err
+	}
+	err = g.ns.Update(ctx, func(tx *engine.Tx) error { return tx.SetMeta(progPrefix+name, stored) })
+	if err != nil {
+		_ = p.Close(ctx)
+		return ProgramInfo{}, err
+	}
+	e := &entry{name: name, rec: rec}
+	e.cache.prog = &compiled{p: p}
+	g.mu.Lock()
+	old := g.mu.progs[name]
+	if old != nil {
+		e.tel = old.tel
+	} else {
+		e.tel = newTelemetry()
+	}
+	g.mu.progs[name] = e
+	g.mu.Unlock()
+	if old != nil {
+		old.retire()
+	}
+	return r.info(ns, e), nil
+}
+
+// Unprog removes program name from namespace ns, with its telemetry. Runs
+// in progress finish with the version they started with. It is durable
+// when it returns, like any write.
+func (r *Registry) Unprog(ctx context.Context, ns, name string) error {
+	g, err := r.reg(ctx, ns)
+	if err != nil {
+		return err
+	}
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	err = g.ns.Update(ctx, func(tx *engine.Tx) error {
+		ok, err := tx.DeleteMeta(progPrefix + name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
+		}
+		_, err = tx.DeleteMeta(statPrefix + name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	old := g.mu.progs[name]
+	delete(g.mu.progs, name)
+	g.mu.Unlock()
+	if old != nil {
+		old.retire()
+	}
+	return nil
+}
+
+// ProgInfo describes program name of namespace ns, telemetry included.
+func (r *Registry) ProgInfo(ns, name string) (ProgramInfo, error) {
+	g, err := r.reg(context.Background(), ns)
+	if err != nil {
+		return ProgramInfo{}, err
+	}
+	e := g.get(name)
+	if e == nil {
+		return ProgramInfo{}, fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
+	}
+	return r.info(ns, e), nil
+}
+
+// Progs describes every program of namespace ns, sorted by name.
+func (r *Registry) Progs(ns string) ([]ProgramInfo, error) {
+	g, err := r.reg(context.Background(), ns)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.RLock()
+	out := make([]ProgramInfo, 0, len(g.mu.progs))
+	for _, e := range g.mu.progs {
+		out = append(out, r.info(ns, e))
+	}
+	g.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// All describes every program of every namespace, sorted by namespace and
+// name.
+func (r *Registry) All() []ProgramInfo {
+	var out []ProgramInfo
+	for _, ni := range r.eng.Namespaces() {
+		ps, err := r.Progs(ni.Name)
+		if err != nil {
+			continue // dropped meanwhile
+		}
+		out = append(out, ps...)
+	}
+	return out
+}
+
+func (r *Registry) info(ns string, e *entry) ProgramInfo {
+	return ProgramInfo{
+		Namespace:  ns,
+		Name:       e.name,
+		Kind:       e.rec.kind,
+		Version:    e.rec.versionString(),
+		ReadOnly:   e.rec.readOnly,
+		Limits:     e.rec.limits,
+		CodeSize:   len(e.rec.code),
+		Registered: e.rec.registered,
+		Telemetry:  e.tel.snapshot(),
+	}
+}
+
+// refresh rereads program name from the namespace's metadata into the
+// in-memory mirror.
+func (r *Registry) refresh(ctx context.Context, g *nsReg, name string) error {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	var rec *record
+	err := g.ns.View(ctx, func(tx *engine.Tx) error {
+		b, ok := tx.Meta(progPrefix + name)
+		if !ok {
+			return nil
+		}
+		var err error
+		rec, err = decodeRecord(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	old := g.mu.progs[name]
+	if rec == nil {
+		delete(g.mu.progs, name)
+	} else {
+		e := &entry{name: name, rec: rec, tel: newTelemetry()}
+		if old != nil {
+			e.tel = old.tel
+		}
+		g.mu.progs[name] = e
+	}
+	g.mu.Unlock()
+	if old != nil {
+		old.retire()
+	}
+	return nil
+}
