@@ -111,7 +111,9 @@ type Registry struct {
 	// compile, which may run a WASM start function under the program's
 	// timeout, holds nsReg.wmu (in Prog) or entry.cache (first run of a
 	// version). Locks 3, 4, 6 and 7 are never held across guest code, a
-	// compile, a Close of a program or any I/O.
+	// compile or an engine transaction; 6 and 7 never across anything but
+	// their own fields. Retiring a replaced namespace's programs (in reg)
+	// closes them under 3, 4 and 5: a Close runs no guest code.
 	mu struct {
 		sync.RWMutex
 		regs map[string]*nsReg
