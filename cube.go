@@ -9,8 +9,6 @@ import (
 
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/plugins"
-	"github.com/cubelinux/cube/vm"
-	"github.com/cubelinux/cube/vm/js"
 )
 
 // Options configure Open. The zero value is a durable store on the
@@ -28,7 +26,7 @@ type Options struct {
 	// Limits are the defaults for programs' zero Limits fields, and the
 	// limits of Eval and Session. Zero fields take vm's defaults
 	// (vm.DefaultTimeout, ...).
-	Limits vm.Limits
+	Limits Limits
 	// TelemetryInterval is how often program telemetry is written to the
 	// store: zero means plugins.DefaultTelemetryInterval (10 s), negative
 	// only at Close. A crash loses at most one interval of counters.
@@ -54,14 +52,27 @@ type ProgramInfo = plugins.ProgramInfo
 // plugins.Telemetry.
 type Telemetry = plugins.Telemetry
 
-// Session is a JavaScript scope kept between Evals (the REPL's, a server
-// connection's). See plugins.Session.
-type Session = plugins.Session
-
 // Stats is a point-in-time view of the store and its programs.
 type Stats struct {
-	Engine   engine.Stats
+	Store    StoreInfo
 	Programs []ProgramInfo // every namespace's, sorted by namespace and name
+}
+
+// StoreInfo is a point-in-time view of the store: every namespace, the
+// log and its fsyncs, recent checkpoints, the last recovery. The figures
+// are statistics, read without waiting: they may count writes not yet
+// durable.
+type StoreInfo struct {
+	Namespaces  []NamespaceInfo
+	Sync        string // the sync mode: "always", "interval" or "none"
+	WrittenLSN  uint64 // log records handed to the OS
+	SyncedLSN   uint64 // log records known durable
+	LogBytes    int64  // bytes of log on disk
+	Syncs       int64  // fdatasyncs of the log
+	SyncLatency Latency
+	Checkpoints []CheckpointInfo // the most recent, oldest first
+	Recovery    RecoveryReport
+	Err         string // why the store is read-only, if it is
 }
 
 // DB is an open cube: the store and its programs. It is safe for
@@ -104,22 +115,26 @@ func Open(dir string, o Options) (*DB, error) {
 	return &DB{eng: eng, reg: reg, opts: o}, nil
 }
 
-// Engine returns the underlying store.
-func (db *DB) Engine() *engine.DB { return db.eng }
+// Dir returns the data directory.
+func (db *DB) Dir() string { return db.eng.Dir() }
 
-// Registry returns the program registry.
-func (db *DB) Registry() *plugins.Registry { return db.reg }
-
-// CreateNamespace creates a namespace; see engine.DB.CreateNamespace.
-func (db *DB) CreateNamespace(ctx context.Context, name string, o engine.NamespaceOptions) (*engine.Namespace, error) {
+// CreateNamespace creates a namespace. Its options are fixed for its
+// life. It returns after the creation is durable (per the sync mode).
+//
+// # Errors
+//
+// ErrNamespaceExists, ErrBadName, ErrBadOptions.
+func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptions) (*Namespace, error) {
 	return db.eng.CreateNamespace(ctx, name, o)
 }
 
-// Namespace returns a namespace by name, or engine.ErrNoNamespace.
-func (db *DB) Namespace(name string) (*engine.Namespace, error) { return db.eng.Namespace(name) }
+// Namespace returns the namespace called name, or ErrNoNamespace. A
+// namespace that exists, or is missing, only because of a create or drop
+// not yet durable waits for it to reach the disk (SyncAlways).
+func (db *DB) Namespace(name string) (*Namespace, error) { return db.eng.Namespace(name) }
 
 // Namespaces describes every namespace, sorted by name.
-func (db *DB) Namespaces() []engine.NamespaceInfo { return db.eng.Namespaces() }
+func (db *DB) Namespaces() []NamespaceInfo { return db.eng.Namespaces() }
 
 // DropNamespace deletes a namespace with everything in it, programs
 // included.
@@ -136,7 +151,7 @@ func (db *DB) DropNamespace(ctx context.Context, name string) error {
 // description (Version is the content hash). Registering the same code
 // and options again writes nothing. Durable on return like any write. See
 // plugins.Registry.Prog for the errors.
-func (db *DB) Prog(ctx context.Context, ns, name string, kind vm.Kind, code []byte, o ProgOptions) (ProgramInfo, error) {
+func (db *DB) Prog(ctx context.Context, ns, name string, kind Kind, code []byte, o ProgOptions) (ProgramInfo, error) {
 	return db.reg.Prog(ctx, ns, name, kind, code, o)
 }
 
@@ -144,7 +159,7 @@ func (db *DB) Prog(ctx context.Context, ns, name string, kind vm.Kind, code []by
 func (db *DB) Progs(ns string) ([]ProgramInfo, error) { return db.reg.Progs(ns) }
 
 // ProgInfo describes one program, telemetry included, or fails with
-// plugins.ErrNoProgram.
+// ErrNoProgram.
 func (db *DB) ProgInfo(ns, name string) (ProgramInfo, error) { return db.reg.ProgInfo(ns, name) }
 
 // Unprog removes a program and its telemetry; durable on return.
@@ -154,29 +169,47 @@ func (db *DB) Unprog(ctx context.Context, ns, name string) error {
 
 // Run runs a registered program with args: a read-only program on a
 // snapshot, a read-write one as one transaction that commits only if it
-// succeeds. See plugins.Registry.Run.
-func (db *DB) Run(ctx context.Context, ns, name string, args []byte) (vm.Result, error) {
-	return db.reg.Run(ctx, ns, name, args)
+// succeeds, as durably as the sync mode promises.
+//
+// # Errors
+//
+// ErrNoProgram, ErrNoNamespace; an *Error for a failed run (KindOf tells
+// a trap, a timeout, a limit, the guest's own error); the store's errors
+// (ErrFailed).
+func (db *DB) Run(ctx context.Context, ns, name string, args []byte) (Result, error) {
+	r, err := db.reg.Run(ctx, ns, name, args)
+	return resultOf(r), err
 }
 
 // Eval runs an ad-hoc JavaScript script in namespace ns as one read-write
 // transaction and returns its completion value (Output, and its Type for
-// display). cube.args holds args. See plugins.Registry.Eval.
-func (db *DB) Eval(ctx context.Context, ns, script string, args []byte) (js.Completion, error) {
-	return db.reg.Eval(ctx, ns, script, args)
+// display). cube.args holds args. Nothing of the script outlives it; see
+// Session for a scope that does.
+func (db *DB) Eval(ctx context.Context, ns, script string, args []byte) (Completion, error) {
+	c, err := db.reg.Eval(ctx, ns, script, args)
+	return completionOf(c), err
 }
 
 // Session returns a JavaScript session on namespace ns that keeps its
-// state between Evals; Close it when done.
-func (db *DB) Session(ns string) *Session { return db.reg.Session(ns) }
+// state between Evals; Close it when done. ns need not exist yet: Eval
+// fails with ErrNoNamespace until it does. With ns "" its scripts run
+// outside any namespace: plain JavaScript works and cube's calls fail
+// saying so.
+func (db *DB) Session(ns string) *Session { return (*Session)(db.reg.Session(ns)) }
 
-// Stats returns the engine's statistics and every program's telemetry.
+// Stats returns the store's statistics and every program's telemetry.
 func (db *DB) Stats() Stats {
-	return Stats{Engine: db.eng.Stats(), Programs: db.reg.All()}
+	return Stats{Store: db.StoreInfo(), Programs: db.reg.All()}
 }
 
-// Checkpoint writes a checkpoint now; see engine.DB.Checkpoint.
-func (db *DB) Checkpoint(ctx context.Context) (engine.CheckpointInfo, error) {
+// StoreInfo returns the store's statistics alone, without the programs'
+// (which Stats gathers from every namespace).
+func (db *DB) StoreInfo() StoreInfo { return StoreInfo(db.eng.Stats()) }
+
+// Checkpoint writes a checkpoint now: a delta with what changed since the
+// last one, or a new base. Writers pause only while the namespaces are
+// sealed. It returns a zero CheckpointInfo when nothing changed.
+func (db *DB) Checkpoint(ctx context.Context) (CheckpointInfo, error) {
 	return db.eng.Checkpoint(ctx)
 }
 

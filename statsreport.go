@@ -1,10 +1,6 @@
 package cube
 
-import (
-	"time"
-
-	"github.com/cubelinux/cube/engine"
-)
+import "time"
 
 // The report types describe a store for a person or a script: every
 // field is snake_case and every time or size has its unit in its name
@@ -103,13 +99,13 @@ func microseconds(d time.Duration) float64 { return float64(d) / float64(time.Mi
 func milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // ReportNamespace labels n.
-func ReportNamespace(n engine.NamespaceInfo) NamespaceStats {
+func ReportNamespace(n NamespaceInfo) NamespaceStats {
 	return NamespaceStats{Name: n.Name, Dims: n.Dims, Curve: n.Curve, MaxValueBytes: n.MaxValueSize,
 		Values: n.Values, ValueBytes: n.ValueBytes, Edges: n.Edges, LastLSN: n.LastLSN}
 }
 
 // ReportStore labels st.
-func ReportStore(st engine.Stats) StoreStats {
+func ReportStore(st StoreInfo) StoreStats {
 	out := StoreStats{
 		Namespaces: make([]NamespaceStats, 0, len(st.Namespaces)),
 		SyncMode:   st.Sync, WrittenLSN: st.WrittenLSN, SyncedLSN: st.SyncedLSN, LogBytes: st.LogBytes,
@@ -167,7 +163,7 @@ type Report struct {
 
 // Report labels st for a person or a script (see StoreStats).
 func (st Stats) Report() Report {
-	return Report{Store: ReportStore(st.Engine), Programs: ReportPrograms(st.Programs)}
+	return Report{Store: ReportStore(st.Store), Programs: ReportPrograms(st.Programs)}
 }
 
 // NamespaceReport is what a report says of one namespace and its

@@ -8,9 +8,6 @@ import (
 	"sync"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
-	"github.com/cubelinux/cube/engine/curve"
-	"github.com/cubelinux/cube/vm"
 )
 
 // Embedded evaluates inputs in-process on a *cube.DB, in one cube.Session
@@ -49,7 +46,7 @@ func (e *Embedded) Eval(ctx context.Context, ns, script string) (Result, error) 
 // scriptError turns a sandbox failure into a ScriptError; other errors
 // (the store's) pass through.
 func scriptError(err error) error {
-	var ve *vm.Error
+	var ve *cube.Error
 	if !errors.As(err, &ve) {
 		return err
 	}
@@ -68,16 +65,16 @@ func (e *Embedded) Namespaces(context.Context) ([]NamespaceInfo, error) {
 
 // CreateNamespace implements Evaluator.
 func (e *Embedded) CreateNamespace(ctx context.Context, name string, dims int, curveName string) error {
-	var k curve.Kind
+	var k cube.Curve
 	switch curveName {
 	case "", "hilbert":
-		k = curve.Hilbert
+		k = cube.Hilbert
 	case "morton":
-		k = curve.Morton
+		k = cube.Morton
 	default:
 		return fmt.Errorf("%w: unknown curve %q (hilbert or morton)", ErrUsage, curveName)
 	}
-	_, err := e.db.CreateNamespace(ctx, name, engine.NamespaceOptions{Dims: dims, Curve: k})
+	_, err := e.db.CreateNamespace(ctx, name, cube.NamespaceOptions{Dims: dims, Curve: k})
 	return err
 }
 
@@ -96,7 +93,7 @@ func (e *Embedded) Programs(_ context.Context, ns string) ([]ProgramInfo, error)
 
 // Prog implements Evaluator.
 func (e *Embedded) Prog(ctx context.Context, ns, name, kind string, code []byte) (string, error) {
-	info, err := e.db.Prog(ctx, ns, name, vm.Kind(kind), code, cube.ProgOptions{})
+	info, err := e.db.Prog(ctx, ns, name, cube.Kind(kind), code, cube.ProgOptions{})
 	if err != nil {
 		return "", scriptError(err)
 	}
@@ -119,7 +116,7 @@ func (e *Embedded) Stats(_ context.Context, ns string) ([]byte, error) {
 	if ns == "" {
 		return json.Marshal(st)
 	}
-	for _, in := range st.Engine.Namespaces {
+	for _, in := range st.Store.Namespaces {
 		if in.Name != ns {
 			continue
 		}
@@ -130,11 +127,11 @@ func (e *Embedded) Stats(_ context.Context, ns string) ([]byte, error) {
 			}
 		}
 		return json.Marshal(struct {
-			Namespace engine.NamespaceInfo
+			Namespace cube.NamespaceInfo
 			Programs  []cube.ProgramInfo
 		}{in, progs})
 	}
-	return nil, fmt.Errorf("namespace %q: %w", ns, engine.ErrNoNamespace)
+	return nil, fmt.Errorf("namespace %q: %w", ns, cube.ErrNoNamespace)
 }
 
 // Close implements Evaluator: it ends the session, not the DB.

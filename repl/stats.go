@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 )
 
 // labelStats gives .stats one shape whichever evaluator answered: the
@@ -19,7 +18,7 @@ func labelStats(js []byte) []byte {
 		return js
 	}
 	var out any
-	if _, ok := top["Engine"]; ok {
+	if _, ok := top["Store"]; ok {
 		var st cube.Stats
 		if json.Unmarshal(js, &st) != nil {
 			return js
@@ -31,7 +30,7 @@ func labelStats(js []byte) []byte {
 			return js
 		}
 		var v struct {
-			Namespace engine.NamespaceInfo
+			Namespace cube.NamespaceInfo
 			Programs  []cube.ProgramInfo
 		}
 		if json.Unmarshal(js, &v) != nil {

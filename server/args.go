@@ -8,17 +8,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
 var errNoAuth = errors.New("NOAUTH Authentication required: send AUTH <token> first (before it, only PING, HELLO, AUTH and QUIT work)")
 
 // ns resolves a namespace argument.
-func (cl *call) ns(arg []byte) (*engine.Namespace, error) {
+func (cl *call) ns(arg []byte) (*cube.Namespace, error) {
 	ns, err := cl.s.db.Namespace(string(arg))
 	if err != nil {
-		if errors.Is(err, engine.ErrNoNamespace) {
+		if errors.Is(err, cube.ErrNoNamespace) {
 			return nil, &codeError{"NONS", fmt.Sprintf("namespace '%s' does not exist; create it with NS.CREATE %s DIMS d", arg, arg)}
 		}
 		return nil, err
@@ -30,7 +30,7 @@ func (cl *call) ns(arg []byte) (*engine.Namespace, error) {
 // of ns's dimensions after the namespace, plus fixed trailing words and
 // optional extras (extra < 0: any number of optional words), and returns
 // the coordinate words' start index.
-func (cl *call) coordCount(ns *engine.Namespace, groups, trailing int, optional bool) error {
+func (cl *call) coordCount(ns *cube.Namespace, groups, trailing int, optional bool) error {
 	d := ns.Dims()
 	want := 2 + groups*d + trailing
 	n := len(cl.args)
@@ -79,14 +79,14 @@ func parseCount(b []byte, what string) (int, error) {
 	return int(v), nil
 }
 
-func parseDir(b []byte) (engine.Direction, bool) {
+func parseDir(b []byte) (cube.Direction, bool) {
 	switch strings.ToUpper(string(b)) {
 	case "OUT":
-		return engine.Out, true
+		return cube.Out, true
 	case "IN":
-		return engine.In, true
+		return cube.In, true
 	case "BOTH":
-		return engine.Both, true
+		return cube.Both, true
 	}
 	return 0, false
 }
@@ -131,13 +131,13 @@ func errorText(err error) string {
 		return "ERR " + ue.msg
 	case err == errNoAuth:
 		return err.Error()
-	case errors.Is(err, engine.ErrNoNamespace):
+	case errors.Is(err, cube.ErrNoNamespace):
 		return "NONS " + trim(err)
-	case errors.Is(err, engine.ErrNamespaceExists):
+	case errors.Is(err, cube.ErrNamespaceExists):
 		return "EXISTS " + trim(err)
-	case errors.Is(err, engine.ErrFailed), errors.Is(err, engine.ErrReadOnly):
+	case errors.Is(err, cube.ErrFailed), errors.Is(err, cube.ErrReadOnly):
 		return "READONLY " + trim(err)
-	case errors.Is(err, engine.ErrClosed):
+	case errors.Is(err, cube.ErrClosed):
 		return "SHUTDOWN the store is closed; the daemon is shutting down"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "TIMEOUT " + trim(err)

@@ -3,12 +3,12 @@ package server
 import (
 	"errors"
 
-	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
 // PUT ns c1..cd value
-func prepPut(cl *call) (*engine.Namespace, txOp, error) {
+func prepPut(cl *call) (*cube.Namespace, txOp, error) {
 	ns, err := cl.ns(cl.args[1])
 	if err != nil {
 		return nil, nil, err
@@ -21,7 +21,7 @@ func prepPut(cl *call) (*engine.Namespace, txOp, error) {
 		return nil, nil, err
 	}
 	v := cl.args[len(cl.args)-1]
-	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		if err := tx.Put(c, v); err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func cmdGet(cl *call) error {
 		return err
 	}
 	v, err := ns.Get(cl.ctx, c)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, cube.ErrNotFound) {
 		cl.w.Null()
 		return nil
 	}
@@ -56,7 +56,7 @@ func cmdGet(cl *call) error {
 }
 
 // DEL ns c1..cd
-func prepDel(cl *call) (*engine.Namespace, txOp, error) {
+func prepDel(cl *call) (*cube.Namespace, txOp, error) {
 	ns, err := cl.ns(cl.args[1])
 	if err != nil {
 		return nil, nil, err
@@ -68,7 +68,7 @@ func prepDel(cl *call) (*engine.Namespace, txOp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		ok, err := tx.Delete(c)
 		if err != nil {
 			return err

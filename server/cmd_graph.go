@@ -4,12 +4,12 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
 // LINK ns from(d) to(d) label [WEIGHT w] [VALUE v]
-func prepLink(cl *call) (*engine.Namespace, txOp, error) {
+func prepLink(cl *call) (*cube.Namespace, txOp, error) {
 	ns, err := cl.ns(cl.args[1])
 	if err != nil {
 		return nil, nil, err
@@ -35,7 +35,7 @@ func prepLink(cl *call) (*engine.Namespace, txOp, error) {
 			return nil
 		}
 		w, err := strconv.ParseFloat(string(v[0]), 64)
-		// The engine refuses the same (engine.ErrBadWeight); saying it here
+		// The engine refuses the same (cube.ErrBadWeight); saying it here
 		// quotes the argument as typed.
 		if err != nil || !(w >= 0) || math.IsInf(w, 1) {
 			return usageErr("WEIGHT must be a finite number >= 0, got '%s'", clip(v[0]))
@@ -46,7 +46,7 @@ func prepLink(cl *call) (*engine.Namespace, txOp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		if err := tx.Link(from, to, label, weight, value); err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func prepLink(cl *call) (*engine.Namespace, txOp, error) {
 }
 
 // UNLINK ns from(d) to(d) label
-func prepUnlink(cl *call) (*engine.Namespace, txOp, error) {
+func prepUnlink(cl *call) (*cube.Namespace, txOp, error) {
 	ns, err := cl.ns(cl.args[1])
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +74,7 @@ func prepUnlink(cl *call) (*engine.Namespace, txOp, error) {
 		return nil, nil, err
 	}
 	label := string(cl.args[2+2*d])
-	return ns, func(tx *engine.Tx, w *resp.Writer) error {
+	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		ok, err := tx.Unlink(from, to, label)
 		if err != nil {
 			return err
@@ -98,7 +98,7 @@ func cmdEdges(cl *call) error {
 	if err != nil {
 		return err
 	}
-	dir, label := engine.Out, ""
+	dir, label := cube.Out, ""
 	err = cl.options(2+d, map[string]int{"OUT": 0, "IN": 0, "BOTH": 0, "LABEL": 1}, func(key string, v [][]byte) error {
 		if key == "LABEL" {
 			label = string(v[0])
@@ -144,7 +144,7 @@ func cmdWalk(cl *call) error {
 	if err != nil {
 		return err
 	}
-	var o engine.WalkOptions
+	var o cube.WalkOptions
 	err = cl.options(2+d, map[string]int{"DEPTH": 1, "LABEL": 1, "DIR": 1, "ORDER": 1, "LIMIT": 1}, func(key string, v [][]byte) error {
 		var err error
 		switch key {
@@ -162,9 +162,9 @@ func cmdWalk(cl *call) error {
 		case "ORDER":
 			switch string(upper(v[0])) {
 			case "BFS":
-				o.Order = engine.BFS
+				o.Order = cube.BFS
 			case "DFS":
-				o.Order = engine.DFS
+				o.Order = cube.DFS
 			default:
 				err = usageErr("ORDER must be BFS or DFS, got '%s'", clip(v[0]))
 			}
@@ -210,7 +210,7 @@ func cmdPath(cl *call) error {
 	if err != nil {
 		return err
 	}
-	label, dir := "", engine.Out
+	label, dir := "", cube.Out
 	err = cl.options(2+2*d, map[string]int{"LABEL": 1, "DIR": 1}, func(key string, v [][]byte) error {
 		if key == "LABEL" {
 			label = string(v[0])

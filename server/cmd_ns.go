@@ -3,25 +3,24 @@ package server
 import (
 	"strings"
 
-	"github.com/cubelinux/cube/engine"
-	"github.com/cubelinux/cube/engine/curve"
+	"github.com/cubelinux/cube"
 )
 
 // NS.CREATE ns DIMS d [CURVE hilbert|morton] [MAXVALUE bytes]
 func cmdNSCreate(cl *call) error {
-	var o engine.NamespaceOptions
+	var o cube.NamespaceOptions
 	dimsSet := false
 	err := cl.options(2, map[string]int{"DIMS": 1, "CURVE": 1, "MAXVALUE": 1}, func(key string, v [][]byte) error {
 		var err error
 		switch key {
 		case "DIMS":
 			o.Dims, err = parseCount(v[0], "DIMS")
-			if err == nil && (o.Dims < 1 || o.Dims > engine.MaxDims) {
-				err = usageErr("DIMS must be 1 to %d, got %d", engine.MaxDims, o.Dims)
+			if err == nil && (o.Dims < 1 || o.Dims > cube.MaxDims) {
+				err = usageErr("DIMS must be 1 to %d, got %d", cube.MaxDims, o.Dims)
 			}
 			dimsSet = true
 		case "CURVE":
-			o.Curve, err = curve.ParseKind(string(v[0]))
+			o.Curve, err = cube.ParseCurve(string(v[0]))
 			if err != nil {
 				err = usageErr("CURVE must be hilbert or morton, got '%s'", clip(v[0]))
 			}

@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/plugins"
-	"github.com/cubelinux/cube/vm"
-	"github.com/cubelinux/cube/vm/js"
 )
 
 // PROG ns name WASM|JS code [RO] [TIMEOUT ms] [MEMORY mib]
@@ -17,12 +14,12 @@ func cmdProg(cl *call) error {
 	if _, err := cl.ns(cl.args[1]); err != nil {
 		return err
 	}
-	var kind vm.Kind
+	var kind cube.Kind
 	switch strings.ToUpper(string(cl.args[3])) {
 	case "WASM":
-		kind = vm.WASM
+		kind = cube.WASM
 	case "JS":
-		kind = vm.JS
+		kind = cube.JS
 	default:
 		return usageErr("PROG: kind must be WASM or JS, got '%s'; usage: %s", clip(cl.args[3]), cl.cmd.Synopsis)
 	}
@@ -112,7 +109,7 @@ func cmdUnprog(cl *call) error {
 	}
 	err := cl.s.db.Unprog(cl.ctx, string(cl.args[1]), string(cl.args[2]))
 	switch {
-	case errors.Is(err, plugins.ErrNoProgram):
+	case errors.Is(err, cube.ErrNoProgram):
 		cl.w.Int(0)
 	case err != nil:
 		return err
@@ -144,16 +141,16 @@ func cmdRunTyped(cl *call) error {
 	if err != nil {
 		return err
 	}
-	typedReply(cl, js.Completion{Result: res, Type: "bytes"})
+	typedReply(cl, cube.Completion{Result: res, Type: "bytes"})
 	return nil
 }
 
-func runProgram(cl *call) (vm.Result, error) {
+func runProgram(cl *call) (cube.Result, error) {
 	if len(cl.args) > 4 {
-		return vm.Result{}, cl.cmd.arityError()
+		return cube.Result{}, cl.cmd.arityError()
 	}
 	if _, err := cl.ns(cl.args[1]); err != nil {
-		return vm.Result{}, err
+		return cube.Result{}, err
 	}
 	var arg []byte
 	if len(cl.args) == 4 {
@@ -166,7 +163,7 @@ func runProgram(cl *call) (vm.Result, error) {
 		if e, ok := pe.(*progError); ok {
 			e.logs = logTail(res.Logs)
 		}
-		return vm.Result{}, pe
+		return cube.Result{}, pe
 	}
 	return res, nil
 }
@@ -203,7 +200,7 @@ func cmdEvalTyped(cl *call) error {
 }
 
 // typedReply writes [type, json, output, logs].
-func typedReply(cl *call, c js.Completion) {
+func typedReply(cl *call, c cube.Completion) {
 	cl.w.Array(4)
 	cl.w.BulkString(c.Type)
 	json := int64(0)
@@ -221,9 +218,9 @@ func typedReply(cl *call, c js.Completion) {
 // evalArgs splits EVAL's words after the script: an odd count starts
 // with arg, the rest are TIMEOUT / MEMORY pairs. It returns arg and the
 // limits asked for (zero fields: the store's defaults).
-func evalArgs(cl *call) ([]byte, vm.Limits, error) {
+func evalArgs(cl *call) ([]byte, cube.Limits, error) {
 	var arg []byte
-	var lim vm.Limits
+	var lim cube.Limits
 	i := 3
 	if (len(cl.args)-i)%2 == 1 {
 		arg = cl.args[i]
@@ -257,16 +254,16 @@ func evalArgs(cl *call) ([]byte, vm.Limits, error) {
 }
 
 // evalInSession runs EVAL's script in the connection's session.
-func evalInSession(cl *call) (js.Completion, error) {
+func evalInSession(cl *call) (cube.Completion, error) {
 	ns := string(cl.args[1])
 	// ns "" runs plain JavaScript outside any namespace (a REPL before one
 	// is picked); cube's calls then fail saying so.
 	if _, err := cl.ns(cl.args[1]); err != nil && ns != "" {
-		return js.Completion{}, err
+		return cube.Completion{}, err
 	}
 	arg, lim, err := evalArgs(cl)
 	if err != nil {
-		return js.Completion{}, err
+		return cube.Completion{}, err
 	}
 	cl.s.stats.progRuns.WithLabelValues("eval").Inc()
 	s, _ := cl.c.session.(*cube.Session)
@@ -277,7 +274,7 @@ func evalInSession(cl *call) (js.Completion, error) {
 	s.Use(ns)
 	c, err := s.EvalWith(cl.ctx, string(cl.args[2]), arg, lim)
 	if err != nil {
-		return js.Completion{}, progErr(cl, "eval", err)
+		return cube.Completion{}, progErr(cl, "eval", err)
 	}
 	return c, nil
 }
@@ -317,9 +314,9 @@ func (e *progError) Unwrap() error { return e.err }
 func progErr(cl *call, what string, err error) error {
 	if what != "register" {
 		reason := "store"
-		if k := vm.KindOf(err); k != 0 {
+		if k := cube.KindOf(err); k != 0 {
 			reason = k.String()
-		} else if errors.Is(err, plugins.ErrNoProgram) {
+		} else if errors.Is(err, cube.ErrNoProgram) {
 			reason = "no program"
 		}
 		cl.s.stats.progErrors.WithLabelValues(lowerName(cl.cmd.Name), reason).Inc()
@@ -339,18 +336,18 @@ func progErr(cl *call, what string, err error) error {
 // options for a script's, within the daemon's maximum. Limits no command
 // raises say what to do instead.
 func limitHint(cl *call, what string, err error) string {
-	k := vm.KindOf(err)
+	k := cube.KindOf(err)
 	var opt, unit string
 	switch k {
-	case vm.KindTimeout:
+	case cube.KindTimeout:
 		opt, unit = "TIMEOUT", "ms"
-	case vm.KindMemoryLimit, vm.KindStackLimit:
+	case cube.KindMemoryLimit, cube.KindStackLimit:
 		opt, unit = "MEMORY", "mib"
-	case vm.KindOutputLimit:
+	case cube.KindOutputLimit:
 		return "a fixed limit of every run: return less, or PUT the data and read it with GET or REGION"
-	case vm.KindWriteLimit:
+	case cube.KindWriteLimit:
 		return "a fixed limit of every run: split the work into several runs"
-	case vm.KindHostCallLimit:
+	case cube.KindHostCallLimit:
 		if strings.Contains(err.Error(), "host calls") {
 			return "a fixed limit of every run: split the work into several runs"
 		}
@@ -376,7 +373,7 @@ func progErrorText(err error) (string, bool) {
 	if !errors.As(err, &pe) {
 		return "", false
 	}
-	if errors.Is(err, plugins.ErrNoProgram) {
+	if errors.Is(err, cube.ErrNoProgram) {
 		return fmt.Sprintf("NOPROG no program '%s' in this namespace; register it with PROG", pe.name), true
 	}
 	msg := strings.TrimPrefix(trim(pe.err), "vm: ")

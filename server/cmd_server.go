@@ -145,7 +145,7 @@ func cmdConfig(cl *call) error {
 	if !strings.EqualFold(string(cl.args[1]), "GET") {
 		return usageErr("only CONFIG GET is supported; cube is configured by 'cube serve' flags")
 	}
-	st := cl.s.db.Engine().Stats()
+	st := cl.s.db.StoreInfo()
 	maxClients := cl.s.o.MaxUnixClients
 	if cl.c.tcp {
 		maxClients = cl.s.o.MaxClients
@@ -158,7 +158,7 @@ func cmdConfig(cl *call) error {
 		{"appendonly", "yes"},
 		{"appendfsync", map[string]string{"always": "always", "interval": "everysec", "none": "no"}[strings.ToLower(st.Sync)]},
 		{"save", ""},
-		{"dir", cl.s.db.Engine().Dir()},
+		{"dir", cl.s.db.Dir()},
 	}
 	pat := strings.ToLower(string(cl.args[2]))
 	var hits [][2]string
@@ -315,7 +315,7 @@ func (s *Server) Stats() Stats {
 			CommandsProcessed: total,
 		},
 		Commands: cmds,
-		Store:    storeStats(s.db.Engine().Stats()),
+		Store:    storeStats(s.db.StoreInfo()),
 		Programs: s.programsStats(""),
 	}
 }
@@ -330,7 +330,7 @@ func cmdInfo(cl *call) error {
 		want = strings.ToLower(string(cl.args[1]))
 	}
 	st := cl.s.Stats()
-	es := cl.s.db.Engine().Stats()
+	es := cl.s.db.StoreInfo()
 	var b strings.Builder
 	section := func(name string) bool {
 		if want != "all" && want != "everything" && want != "default" && want != name {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
@@ -342,10 +342,10 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 	var err error
 	if cmd.prep != nil {
 		var op txOp
-		var ns *engine.Namespace
+		var ns *cube.Namespace
 		ns, op, err = cmd.prep(&cl)
 		if err == nil {
-			err = ns.Update(ctx, func(tx *engine.Tx) error { return op(tx, &c.w) })
+			err = ns.Update(ctx, func(tx *cube.Tx) error { return op(tx, &c.w) })
 		}
 	} else {
 		err = cmd.run(&cl)
@@ -370,7 +370,7 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
 		err error
 	}
 	items := make([]item, len(cmds))
-	var ns *engine.Namespace
+	var ns *cube.Namespace
 	ops := 0
 	for k, args := range cmds {
 		cmd := c.s.lookup(args[0])
@@ -390,7 +390,7 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
 	mark := c.w.Len()
 	var err error
 	if ops > 0 {
-		err = ns.Update(ctx, func(tx *engine.Tx) error {
+		err = ns.Update(ctx, func(tx *cube.Tx) error {
 			for _, it := range items {
 				if it.err != nil {
 					c.w.Error(errorText(it.err))
@@ -432,8 +432,8 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
 
 // isFatal reports errors after which a transaction must not commit.
 func isFatal(err error) bool {
-	return errors.Is(err, engine.ErrFailed) || errors.Is(err, engine.ErrClosed) ||
-		errors.Is(err, engine.ErrTxDone) || errors.Is(err, context.Canceled) ||
+	return errors.Is(err, cube.ErrFailed) || errors.Is(err, cube.ErrClosed) ||
+		errors.Is(err, cube.ErrTxDone) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, context.DeadlineExceeded)
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,7 +15,9 @@ import (
 // serveDirs on the same dir).
 func serveDir(t *testing.T, dir string) (*testServer, func()) {
 	t.Helper()
-	db, err := cube.Open(dir, cube.Options{Engine: engine.Options{Sync: engine.SyncAlways}})
+	var o cube.Options
+	o.Engine.Sync = cube.SyncAlways
+	db, err := cube.Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}

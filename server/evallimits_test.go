@@ -10,7 +10,6 @@ import (
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server"
-	"github.com/cubelinux/cube/vm"
 )
 
 // TestRunTypedLogs: RUN.TYPED replies what a program logged beside its
@@ -59,7 +58,7 @@ func TestRunTypedLogs(t *testing.T) {
 // the maximum check removed (TIMEOUT 5000 ran), and with the old hint
 // ("raise it with PROG ... TIMEOUT ms") for an EVAL.
 func TestEvalLimits(t *testing.T) {
-	ts := startServerDB(t, cube.Options{Limits: vm.Limits{Timeout: 100 * time.Millisecond}},
+	ts := startServerDB(t, cube.Options{Limits: cube.Limits{Timeout: 100 * time.Millisecond}},
 		server.Options{MaxEvalTimeout: 2 * time.Second, MaxEvalMemory: 256 << 20})
 	cl := ts.client(t, 3)
 	ctx := context.Background()

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -47,7 +46,7 @@ func startServer(tb testing.TB, o server.Options) *testServer {
 func startServerDB(tb testing.TB, do cube.Options, o server.Options) *testServer {
 	tb.Helper()
 	dir := tb.TempDir()
-	do.Engine.Sync = engine.SyncNone
+	do.Engine.Sync = cube.SyncNone
 	db, err := cube.Open(dir, do)
 	if err != nil {
 		tb.Fatal(err)

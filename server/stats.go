@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 )
 
 // cmdStat counts one command's calls and their latency, measured from
@@ -165,7 +164,7 @@ func (sc *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (sc *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	st := sc.s.db.Engine().Stats()
+	st := sc.s.db.StoreInfo()
 	ch <- prometheus.MustNewConstMetric(sc.syncs, prometheus.CounterValue, float64(st.Syncs))
 	ch <- prometheus.MustNewConstMetric(sc.syncLat, prometheus.GaugeValue, st.SyncLatency.P50.Seconds(), "0.5")
 	ch <- prometheus.MustNewConstMetric(sc.syncLat, prometheus.GaugeValue, st.SyncLatency.P99.Seconds(), "0.99")
@@ -204,8 +203,8 @@ type (
 	ProgramStats    = cube.ProgramStats
 )
 
-func namespaceStats(n engine.NamespaceInfo) NamespaceStats { return cube.ReportNamespace(n) }
-func storeStats(st engine.Stats) StoreStats                { return cube.ReportStore(st) }
+func namespaceStats(n cube.NamespaceInfo) NamespaceStats { return cube.ReportNamespace(n) }
+func storeStats(st cube.StoreInfo) StoreStats            { return cube.ReportStore(st) }
 
 // programsStats is the programs of ns ("" = every namespace) in STATS.
 func (s *Server) programsStats(ns string) []ProgramStats {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
@@ -41,12 +41,12 @@ type Command struct {
 	Doc   string // what it does and what it replies
 
 	run  func(*call) error
-	prep func(*call) (*engine.Namespace, txOp, error)
+	prep func(*call) (*cube.Namespace, txOp, error)
 }
 
 // txOp is a write prepared from parsed arguments, run inside a
 // transaction; it appends its reply to w.
-type txOp func(tx *engine.Tx, w *resp.Writer) error
+type txOp func(tx *cube.Tx, w *resp.Writer) error
 
 // call is one command being run.
 type call struct {

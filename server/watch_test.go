@@ -13,7 +13,6 @@ import (
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server"
-	"github.com/cubelinux/cube/vm"
 )
 
 // syncBuf is a log destination safe for the server's goroutines.
@@ -39,7 +38,7 @@ func (s *syncBuf) String() string {
 // too, with the token "t"; dial returns an authenticated connection.
 func longRuns(t *testing.T) (ts *testServer, log *syncBuf, dial func(network string) *raw) {
 	log = &syncBuf{}
-	ts = startServerDB(t, cube.Options{Limits: vm.Limits{Timeout: time.Minute}},
+	ts = startServerDB(t, cube.Options{Limits: cube.Limits{Timeout: time.Minute}},
 		server.Options{Listen: "127.0.0.1:0", AuthToken: "t", Logger: slog.New(slog.NewTextHandler(log, nil))})
 	dial = func(network string) *raw {
 		if network == "unix" {

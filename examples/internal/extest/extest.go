@@ -91,10 +91,11 @@ func EverywhereCheck(t *testing.T, root, program string, d conformance.Data, arg
 			if _, err := db.Prog(ctx, ns, program, l.Kind(), code, cube.ProgOptions{Limits: lim}); err != nil {
 				t.Fatalf("prog %s: %v", filepath.Base(path), err)
 			}
-			res, err = db.Run(ctx, ns, program, args)
+			dbres, err := db.Run(ctx, ns, program, args)
 			if err != nil {
 				t.Fatalf("cube.DB: %v", err)
 			}
+			res = vm.Result(dbres)
 			if string(res.Output) != want {
 				t.Errorf("cube.DB: output %q, want %q", res.Output, want)
 			}
