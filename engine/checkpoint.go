@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/tidwall/btree"
 )
@@ -245,6 +246,17 @@ func (db *DB) writeCheckpoint(ctx context.Context, w *checkpoint.Writer, snaps [
 	return nil
 }
 
+// badOp marks an op that does not decode as corruption, its place still
+// unknown: the log or inCheckpoint names it.
+func badOp(err error) error { return base.Corruptf("", 0, "%w", err) }
+
+// inCheckpoint names the place in the checkpoint file path of a record
+// whose ops r read back but the engine cannot apply.
+func inCheckpoint(r *checkpoint.Reader, path string, err error) error {
+	off, n := r.Where()
+	return base.Locate(err, path, off, fmt.Sprintf("record %d, in the block at this offset", n))
+}
+
 // loadCheckpoints reads the manifest's chain into the (empty) registry.
 func (db *DB) loadCheckpoints(rep *RecoveryReport) error {
 	dir := ckptDir(db.dir)
@@ -283,14 +295,14 @@ func (db *DB) loadCheckpoints(rep *RecoveryReport) error {
 				more, err := d.next(&o)
 				if err != nil {
 					r.Close()
-					return db.translate(&CorruptionError{File: path, Reason: err.Error()})
+					return db.translate(inCheckpoint(r, path, badOp(err)))
 				}
 				if !more {
 					break
 				}
 				if err := db.applyRecovered(&o, h.LSN); err != nil {
 					r.Close()
-					return db.translate(fmt.Errorf("%s: %w", path, err))
+					return db.translate(inCheckpoint(r, path, err))
 				}
 			}
 		}

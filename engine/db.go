@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cubelinux/cube/engine/curve"
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/internal/wal"
@@ -57,7 +58,8 @@ func ckptDir(dir string) string { return filepath.Join(dir, "checkpoint") }
 // Open opens (creating if needed) the data directory dir and recovers its
 // state: the base checkpoint, the deltas after it, then the log's tail. A
 // torn log tail is cut and reported in Stats().Recovery; any other damage
-// fails with a *CorruptionError naming the file and offset, unless
+// fails with a *CorruptionError naming the file and offset (and matching
+// ErrCorruption), unless
 // Options.Repair is set.
 //
 // The directory and everything the store keeps in it are its owner's
@@ -94,7 +96,7 @@ func Open(dir string, o Options) (*DB, error) {
 	lock, err := db.fs.Lock(filepath.Join(dir, "LOCK"))
 	if err != nil {
 		if errors.Is(err, vfs.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+			return nil, fmt.Errorf("%w: %s (%w)", ErrLocked, dir, err)
 		}
 		return nil, fmt.Errorf("engine: lock %s: %w", dir, err)
 	}
@@ -115,9 +117,13 @@ func (db *DB) open(start time.Time) error {
 	if o.EncryptionKey != nil {
 		c, err := crypt.New(o.EncryptionKey)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadOptions, err)
+			return fmt.Errorf("%w: %w", ErrBadOptions, err)
 		}
 		db.cipher = c
+	}
+	// An unfinished rekey is finished, or refused, first (rekey.go).
+	if err := db.resumeRekey(); err != nil {
+		return err
 	}
 	f, exists, err := readFormat(db.fs, db.dir)
 	if err != nil {
@@ -169,13 +175,13 @@ func (db *DB) open(start time.Time) error {
 		for {
 			more, err := d.next(&op)
 			if err != nil {
-				return &CorruptionError{File: "wal", Offset: int64(d.off), Reason: fmt.Sprintf("record %d: %v", lsn, err)}
+				return badOp(err) // the log names the segment and offset
 			}
 			if !more {
 				return nil
 			}
 			if err := db.applyRecovered(&op, lsn); err != nil {
-				return fmt.Errorf("record %d: %w", lsn, err)
+				return err
 			}
 		}
 	})
@@ -200,20 +206,25 @@ func (db *DB) open(start time.Time) error {
 	return nil
 }
 
-// translate turns the file formats' corruption errors into the engine's.
+// translate puts an error from reading the store's files in the engine's
+// words: which store, and for corruption what to do. The causes stay
+// matchable through it (errors.Is, errors.As): the *CorruptionError, the
+// formats' sentinels, an errno.
 func (db *DB) translate(err error) error {
-	var we *wal.CorruptionError
-	if errors.As(err, &we) {
-		return fmt.Errorf("engine: open %s: %w", db.dir, &CorruptionError{File: we.File, Offset: we.Offset, Reason: we.Reason})
-	}
-	var ce *checkpoint.CorruptionError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("engine: open %s: %w", db.dir, &CorruptionError{File: ce.File, Offset: ce.Offset, Reason: ce.Reason})
-	}
 	if errors.Is(err, wal.ErrWrongKey) || errors.Is(err, checkpoint.ErrWrongKey) {
-		return fmt.Errorf("%w: %v", ErrWrongKey, err)
+		return fmt.Errorf("%w: %w", ErrWrongKey, err)
 	}
-	return fmt.Errorf("engine: open %s: %w", db.dir, err)
+	return fmt.Errorf("engine: open %s: %w%s", db.dir, err, advice(err))
+}
+
+// advice says what to do about a corruption that Open refuses. The log
+// says it itself (wal.ErrRepairable) of the damage Options.Repair cuts
+// out; the rest Repair cannot mend.
+func advice(err error) string {
+	if !IsCorruption(err) || errors.Is(err, wal.ErrRepairable) {
+		return ""
+	}
+	return "; Repair mends only the log: restore the data directory from a backup"
 }
 
 // applyRecovered applies an op read back from a checkpoint or the log.
@@ -224,11 +235,11 @@ func (db *DB) applyRecovered(o *op, lsn uint64) error {
 			return nil // checkpoints repeat namespaces
 		}
 		if o.maxValue > 1<<40 || checkName("namespace", o.name) != nil {
-			return &CorruptionError{File: "namespace record", Reason: fmt.Sprintf("bad namespace %q", o.name)}
+			return base.Corruptf("", 0, "bad namespace %q", o.name)
 		}
 		ns, err := newNamespace(db, o.ns, o.name, NamespaceOptions{Dims: o.dims, Curve: curve.Kind(o.curve), MaxValueSize: int(o.maxValue)})
 		if err != nil {
-			return &CorruptionError{File: "namespace record", Reason: err.Error()}
+			return base.Corruptf("", 0, "namespace %q: %w", o.name, err)
 		}
 		if old, ok := db.byName[o.name]; ok {
 			delete(db.byID, old.id)
@@ -251,10 +262,10 @@ func (db *DB) applyRecovered(o *op, lsn uint64) error {
 	}
 	ns, ok := db.byID[o.ns]
 	if !ok {
-		return &CorruptionError{File: "record", Reason: fmt.Sprintf("op on unknown namespace id %d", o.ns)}
+		return base.Corruptf("", 0, "op on unknown namespace id %d", o.ns)
 	}
 	if o.dims != 0 && o.dims != ns.dims {
-		return &CorruptionError{File: "record", Reason: fmt.Sprintf("op with %d dims on namespace %q of %d", o.dims, ns.name, ns.dims)}
+		return base.Corruptf("", 0, "op with %d dims on namespace %q of %d", o.dims, ns.name, ns.dims)
 	}
 	ns.apply(o, lsn, true)
 	return nil
@@ -276,7 +287,7 @@ func (db *DB) logFailed(err error) error {
 	if errors.Is(err, wal.ErrClosed) && db.closed.Load() {
 		return ErrClosed
 	}
-	e := fmt.Errorf("%w: %v", ErrFailed, err)
+	e := fmt.Errorf("%w: %w", ErrFailed, err)
 	db.failed.CompareAndSwap(nil, &e)
 	return *db.failed.Load()
 }

@@ -44,8 +44,9 @@
 // Close and DB.Checkpoint; log segments a durable checkpoint covers are
 // deleted. Open recovers base + deltas + the log's tail. A torn tail is cut
 // and reported (Stats().Recovery); damage anywhere else refuses to open
-// with a *CorruptionError naming the file and byte offset, unless
-// Options.Repair asks to cut it out (a copy is kept). Verify checks a
+// with a *CorruptionError naming the file and byte offset (every
+// corruption error matches ErrCorruption), unless the damage is in the
+// log and Options.Repair asks to cut it out (a copy is kept). Verify checks a
 // directory offline.
 //
 // # Encryption

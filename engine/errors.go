@@ -2,7 +2,8 @@ package engine
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/cubelinux/cube/engine/internal/base"
 )
 
 // Errors returned by the engine. Test for them with errors.Is.
@@ -53,29 +54,24 @@ var (
 	ErrNoStore = errors.New("engine: no store")
 	// ErrTxDone: the transaction was used after its function returned.
 	ErrTxDone = errors.New("engine: transaction has finished")
+	// ErrCorruption: bytes on disk are not what the engine wrote. Every
+	// corruption error matches it; the file and offset are in the
+	// *CorruptionError it comes with.
+	ErrCorruption = base.ErrCorruption
 )
 
-// CorruptionError reports damaged bytes on disk: which file, at what byte
-// offset, and what was wrong. Open returns it (wrapped) when the data
-// directory is damaged anywhere but in the log's torn tail; Options.Repair
-// cuts the damage out instead.
-type CorruptionError struct {
-	File   string
-	Offset int64
-	Reason string
-}
-
-func (e *CorruptionError) Error() string {
-	return fmt.Sprintf("engine: corruption in %s at offset %d: %s (open with Repair to cut the damaged part out; a copy of what is cut is kept)", e.File, e.Offset, e.Reason)
-}
+// CorruptionError reports damaged bytes on disk: File, the byte Offset
+// in it where the damaged structure starts, and Reason, what was wrong.
+// Open returns it (wrapped, with advice on what to do) when the data
+// directory is damaged anywhere but in the log's torn tail; Verify returns
+// it for any damage. Options.Repair cuts damage in the log out instead.
+//
+// It is the one corruption type of the engine and of its file formats,
+// the log and the checkpoints: every corruption error matches
+// ErrCorruption, and errors.As with a *CorruptionError finds the place.
+type CorruptionError = base.CorruptionError
 
 // IsCorruption reports whether err is, or wraps, a corruption error from
-// the engine or one of its file formats.
-func IsCorruption(err error) bool {
-	var ce *CorruptionError
-	if errors.As(err, &ce) {
-		return true
-	}
-	var m interface{ Corruption() (string, int64) }
-	return errors.As(err, &m)
-}
+// the engine or one of its file formats; it is errors.Is(err,
+// ErrCorruption).
+func IsCorruption(err error) bool { return errors.Is(err, ErrCorruption) }

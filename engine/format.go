@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -43,7 +44,7 @@ func readFormat(fsys vfs.FS, dir string) (f format, exists bool, err error) {
 		return f, true, fmt.Errorf("engine: read %s: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &f); err != nil || f.Format <= 0 {
-		return f, true, &CorruptionError{File: path, Offset: 0, Reason: "FORMAT is not a cube format file"}
+		return f, true, base.Corruptf(path, 0, "FORMAT is not a cube format file; restore the data directory from a backup")
 	}
 	if f.Format > FormatVersion {
 		return f, true, fmt.Errorf("%w: %s is format %d, this cube reads up to %d; upgrade cube", ErrNewerFormat, dir, f.Format, FormatVersion)

@@ -67,7 +67,7 @@ type Namespace struct {
 func newNamespace(db *DB, id uint64, name string, o NamespaceOptions) (*Namespace, error) {
 	cv, err := curve.New(o.Curve, o.Dims)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
 	}
 	ns := &Namespace{db: db, id: id, name: name, dims: o.Dims, curve: cv, maxValue: o.MaxValueSize, meta: map[string]mentry{}}
 	if ns.maxValue == 0 {

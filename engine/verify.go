@@ -28,7 +28,8 @@ type VerifyReport struct {
 // Verify checks a data directory offline without changing anything: the
 // format file and key, the manifest, every checkpoint it names (every
 // block, seal and op), and every log record. It returns the first problem
-// as a *CorruptionError (file and offset), ErrWrongKey or ErrNewerFormat.
+// as a *CorruptionError (file and offset; it matches ErrCorruption),
+// ErrWrongKey or ErrNewerFormat.
 // A torn log tail is not an error: Open would cut it, and the report says
 // where. Verify takes no lock; run it on a directory no one is writing.
 func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
@@ -41,7 +42,7 @@ func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 	if o.EncryptionKey != nil {
 		var err error
 		if c, err = crypt.New(o.EncryptionKey); err != nil {
-			return rep, fmt.Errorf("%w: %v", ErrBadOptions, err)
+			return rep, fmt.Errorf("%w: %w", ErrBadOptions, err)
 		}
 	}
 	f, exists, err := readFormat(fsys, dir)
@@ -79,7 +80,7 @@ func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 					more, err := d.next(&o)
 					if err != nil {
 						r.Close()
-						return rep, &CorruptionError{File: path, Reason: err.Error()}
+						return rep, db.translate(inCheckpoint(r, path, badOp(err)))
 					}
 					if !more {
 						break

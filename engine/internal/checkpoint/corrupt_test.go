@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
@@ -59,7 +60,7 @@ func TestEveryFlippedByte(t *testing.T) {
 						b := bytes.Clone(orig)
 						b[off] ^= mask
 						_, err := checkpoint.Verify(memWith(t, path, b), path, c)
-						var ce *checkpoint.CorruptionError
+						var ce *base.CorruptionError
 						if !errors.As(err, &ce) {
 							t.Fatalf("byte %d ^%#x: Verify = %v, want corruption", off, mask, err)
 						}
@@ -103,7 +104,7 @@ func TestTruncated(t *testing.T) {
 			t.Helper()
 			path := filepath.Join(dir, "cut.ckpt")
 			_, err := checkpoint.Verify(memWith(t, path, append(bytes.Clone(orig[:n]), tail...)), path, c)
-			if !errors.Is(err, checkpoint.ErrIncomplete) || !checkpoint.IsCorruption(err) {
+			if !errors.Is(err, checkpoint.ErrIncomplete) || !base.IsCorruption(err) {
 				t.Fatalf("enc=%v: cut at %d of %d (+%d bytes): %v, want ErrIncomplete", enc, n, len(orig), len(tail), err)
 			}
 		}
@@ -160,7 +161,7 @@ func TestBlocksCannotMove(t *testing.T) {
 		copy(m[starts[1]:starts[2]], rb[starts[1]:starts[2]])
 		mixed := filepath.Join(dir, "mixed.ckpt")
 		os.WriteFile(mixed, m, 0o644)
-		if _, err := checkpoint.Verify(vfs.OS(), mixed, c); !checkpoint.IsCorruption(err) {
+		if _, err := checkpoint.Verify(vfs.OS(), mixed, c); !base.IsCorruption(err) {
 			t.Fatalf("enc=%v spliced block: %v", enc, err)
 		}
 		// Swap blocks 0 and 1 if they have the same length.
@@ -173,7 +174,7 @@ func TestBlocksCannotMove(t *testing.T) {
 			copy(m[starts[0]:], ra[starts[1]:starts[2]])
 			copy(m[starts[1]:], ra[starts[0]:starts[1]])
 			os.WriteFile(mixed, m, 0o644)
-			if _, err := checkpoint.Verify(vfs.OS(), mixed, c); !checkpoint.IsCorruption(err) {
+			if _, err := checkpoint.Verify(vfs.OS(), mixed, c); !base.IsCorruption(err) {
 				t.Fatalf("enc=%v swapped blocks: %v", enc, err)
 			}
 		}
@@ -187,7 +188,7 @@ func TestWrongKey(t *testing.T) {
 	before, _ := os.ReadFile(path)
 
 	_, _, err := checkpoint.Open(vfs.OS(), path, newCipher(t, 2))
-	if !errors.Is(err, checkpoint.ErrWrongKey) || checkpoint.IsCorruption(err) {
+	if !errors.Is(err, checkpoint.ErrWrongKey) || base.IsCorruption(err) {
 		t.Fatalf("wrong key: %v, want ErrWrongKey and not corruption", err)
 	}
 	if _, err := checkpoint.Verify(vfs.OS(), path, newCipher(t, 2)); !errors.Is(err, checkpoint.ErrWrongKey) {
@@ -224,7 +225,7 @@ func TestNewerFormat(t *testing.T) {
 	binary.LittleEndian.PutUint32(b[12:], crc)
 	os.WriteFile(path, b, 0o644)
 	_, _, err := checkpoint.Open(vfs.OS(), path, nil)
-	if !errors.Is(err, checkpoint.ErrNewerFormat) || checkpoint.IsCorruption(err) {
+	if !errors.Is(err, checkpoint.ErrNewerFormat) || base.IsCorruption(err) {
 		t.Fatalf("newer format: %v", err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "version 2") || !strings.Contains(msg, "version 1") {
@@ -246,7 +247,7 @@ func TestTamperBehindValidCRC(t *testing.T) {
 		b[off] ^= 0x40
 		fixChecksums(b)
 		_, err := checkpoint.Verify(memWith(t, path, b), path, c)
-		var ce *checkpoint.CorruptionError
+		var ce *base.CorruptionError
 		if !errors.As(err, &ce) || errors.Is(err, checkpoint.ErrWrongKey) || !strings.Contains(ce.Reason, "authenticate") {
 			t.Fatalf("byte %d changed behind a valid CRC: %v", off, err)
 		}

@@ -36,8 +36,9 @@
 //
 // # Errors
 //
-// Damaged bytes are a *CorruptionError naming the file and the byte offset
-// where the damaged structure starts (IsCorruption). A wrong key is
+// Damaged bytes are a *base.CorruptionError (the engine's one corruption
+// marker, base.ErrCorruption) naming the file and the byte offset where the
+// damaged structure starts. A wrong key is
 // ErrWrongKey, a file from a newer cube ErrNewerFormat; neither is
 // corruption, and opening changes nothing on disk.
 //

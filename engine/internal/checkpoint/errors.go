@@ -3,15 +3,18 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cubelinux/cube/engine/internal/base"
 )
 
-// Errors. Corruption is not a sentinel but a *CorruptionError, which names
-// the file and the byte offset; test for it with IsCorruption.
+// Errors. Corruption is not one of them: damaged bytes are a
+// *base.CorruptionError, which names the file and the byte offset and
+// matches base.ErrCorruption (base.IsCorruption).
 var (
 	// ErrIncomplete: the file has no valid footer. A crash during the write
 	// leaves such a file; it is never part of a chain that a manifest names,
 	// unless the footer itself was damaged. Always wrapped in a
-	// *CorruptionError, so IsCorruption reports true as well.
+	// *base.CorruptionError, so base.IsCorruption reports true as well.
 	ErrIncomplete = errors.New("checkpoint: file incomplete (no valid footer)")
 	// ErrWrongKey: the file is encrypted and its header is intact, but the
 	// key given does not open it. Nothing was changed on disk; retry with the
@@ -34,37 +37,18 @@ var (
 	ErrClosed = errors.New("checkpoint: closed")
 )
 
-// CorruptionError reports bytes on disk that are not what this package
-// wrote: a checksum mismatch, an impossible length, a block that does not
-// authenticate. Offset is where the damaged structure (header, block,
-// footer, manifest field) starts.
-type CorruptionError struct {
-	File   string
-	Offset int64
-	Reason string
-	// Err is a more specific cause, if any (ErrIncomplete).
-	Err error
-}
-
-func (e *CorruptionError) Error() string {
-	return fmt.Sprintf("checkpoint: corruption in %s at offset %d: %s", e.File, e.Offset, e.Reason)
-}
-
-// Unwrap returns the specific cause, so errors.Is(err, ErrIncomplete) works.
-func (e *CorruptionError) Unwrap() error { return e.Err }
-
-// IsCorruption reports whether err is or wraps a *CorruptionError.
-func IsCorruption(err error) bool {
-	var ce *CorruptionError
-	return errors.As(err, &ce)
-}
-
+// corrupt reports bytes on disk that are not what this package wrote (a
+// checksum mismatch, an impossible length, a block that does not
+// authenticate) as the engine's one corruption error; off is where the
+// damaged structure (header, block, footer, manifest field) starts.
 func corrupt(file string, off int64, format string, args ...any) error {
-	return &CorruptionError{File: file, Offset: off, Reason: fmt.Sprintf(format, args...)}
+	return &base.CorruptionError{File: file, Offset: off, Reason: fmt.Sprintf(format, args...)}
 }
 
+// incomplete is corrupt for a file without a valid footer; it also
+// matches ErrIncomplete.
 func incomplete(file string, off int64, format string, args ...any) error {
-	return &CorruptionError{File: file, Offset: off, Reason: fmt.Sprintf(format, args...), Err: ErrIncomplete}
+	return &base.CorruptionError{File: file, Offset: off, Reason: fmt.Sprintf(format, args...), Err: ErrIncomplete}
 }
 
 func newer(file string, v uint16) error {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -66,7 +67,7 @@ func FuzzManifest(f *testing.F) {
 			t.Fatal("manifest not found")
 		}
 		if err != nil {
-			if !checkpoint.IsCorruption(err) && !isNewer(err) {
+			if !base.IsCorruption(err) && !isNewer(err) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return

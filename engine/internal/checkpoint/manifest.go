@@ -244,7 +244,7 @@ func WriteManifest(fsys vfs.FS, dir string, m Manifest) error {
 
 // ReadManifest reads the manifest in dir. exists is false, with a nil
 // error, if there is none (a new store). A damaged manifest is a
-// *CorruptionError.
+// *base.CorruptionError.
 func ReadManifest(fsys vfs.FS, dir string) (m Manifest, exists bool, err error) {
 	path := filepath.Join(dir, ManifestName)
 	f, err := fsys.Open(path)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/checkpoint"
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -79,7 +80,7 @@ func TestManifestCorruption(t *testing.T) {
 		t.Helper()
 		os.WriteFile(path, b, 0o644)
 		_, ok, err := checkpoint.ReadManifest(vfs.OS(), dir)
-		var ce *checkpoint.CorruptionError
+		var ce *base.CorruptionError
 		if !ok || !errors.As(err, &ce) || ce.File != path || ce.Offset < 0 || ce.Offset > int64(len(orig)) {
 			t.Fatalf("%s: ReadManifest = %v, %v; want corruption", what, ok, err)
 		}

@@ -45,8 +45,8 @@ type Reader struct {
 //
 // # Errors
 //
-// A file without a valid footer is incomplete: a *CorruptionError wrapping
-// ErrIncomplete. A damaged header is a *CorruptionError. A wrong key is
+// A file without a valid footer is incomplete: a *base.CorruptionError
+// wrapping ErrIncomplete. A damaged header is a *base.CorruptionError. A wrong key is
 // ErrWrongKey, a newer format ErrNewerFormat. Damage inside the data blocks
 // is found as they are read, by Next.
 func Open(fsys vfs.FS, path string, c *crypt.Cipher) (*Reader, Header, error) {
@@ -225,6 +225,11 @@ func (r *Reader) Next() ([]byte, error) {
 	r.records++
 	return rec, nil
 }
+
+// Where says where the record Next returned last came from: the offset of
+// the block that holds it and its number in the file (counting from 1),
+// so that a caller that cannot decode it can say where it is.
+func (r *Reader) Where() (blockOff int64, record uint64) { return r.blockOff, r.records }
 
 // All returns the records as an iterator; it stops after the first error,
 // which it yields with a nil record. End of file is not an error. Records

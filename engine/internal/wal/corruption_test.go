@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
@@ -184,9 +185,11 @@ func TestCorruptionRefused(t *testing.T) {
 			before := snapshot(t, fsys, "w")
 			check := func(err error) {
 				t.Helper()
-				var ce *wal.CorruptionError
-				if !errors.As(err, &ce) || !wal.IsCorruption(err) {
-					t.Fatalf("error %v, want a CorruptionError", err)
+				var ce *base.CorruptionError
+				// Breaking repairable() in open.go (returning st.corrupt
+				// bare) fails the ErrRepairable check.
+				if !errors.As(err, &ce) || !base.IsCorruption(err) || !errors.Is(err, wal.ErrRepairable) {
+					t.Fatalf("error %v, want a CorruptionError that Repair mends", err)
 				}
 				if ce.File != filepath.Join("w", tc.file) || ce.Offset != tc.off || !strings.Contains(ce.Error(), tc.reason) {
 					t.Fatalf("corruption %v, want %s at %d (%q)", ce, tc.file, tc.off, tc.reason)
@@ -317,7 +320,7 @@ func TestEncryption(t *testing.T) {
 			binary.LittleEndian.PutUint32(rec, crc32.Update(salt, crc32.MakeTable(crc32.Castagnoli), rec[4:]))
 			writeAt(t, fsys, path, rec, off)
 			_, _, err := wal.Open(opts(fsys, c), 0, nil)
-			var ce *wal.CorruptionError
+			var ce *base.CorruptionError
 			if !errors.As(err, &ce) || ce.File != path || ce.Offset != off || !strings.Contains(ce.Reason, "authentication") {
 				t.Fatalf("tampered record %d: %v", lsn, err)
 			}

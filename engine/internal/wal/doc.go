@@ -104,14 +104,16 @@
 //     preallocated, else truncated) and described in Report.
 //   - Bad bytes in any other segment, a bad segment header, a segment whose
 //     first LSN does not follow the previous one, or a record that fails
-//     authentication: corruption. Open returns a *CorruptionError naming
-//     the file and offset, and changes nothing on disk, unless
+//     authentication: corruption. Open returns a *base.CorruptionError
+//     naming the file and offset (matching base.ErrCorruption and
+//     ErrRepairable), and changes nothing on disk, unless
 //     Options.Repair is set: then the cut bytes are copied to
 //     <segment>.cut-<offset> (later segments are renamed to
 //     <segment>.cut-0), made durable, the segment is truncated there, and
 //     Report says which LSNs were lost.
 //   - The first segment starting after after+1: records the checkpoint
-//     does not cover are missing, a CorruptionError Repair cannot fix.
+//     does not cover are missing, a corruption Repair cannot fix
+//     (it does not match ErrRepairable).
 //   - The log ending before after (every record covered by the
 //     checkpoint): the segments are removed and the log restarts at
 //     after+1.

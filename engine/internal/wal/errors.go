@@ -29,25 +29,21 @@ var (
 	ErrNotAppended = errors.New("wal: lsn was not appended")
 )
 
-// CorruptionError reports a log that does not read back as it was written
-// at a place where a crash cannot explain it: a bad record before the last
-// one that validates, a bad segment header, a gap in the LSNs. Open refuses
-// such a log unless Options.Repair is set.
-type CorruptionError struct {
-	File   string // path of the segment
-	Offset int64  // byte offset of the first bad byte in File
-	Reason string
-}
+// Corruption is not a type of this package: a log that does not read back
+// as it was written at a place where a crash cannot explain it (a bad
+// record before the last one that validates, a bad segment header, a gap
+// in the LSNs) is a *base.CorruptionError naming the segment and the
+// offset of the first bad byte, and matches base.ErrCorruption.
+//
+// ErrRepairable marks the corruption that Options.Repair cuts out: Open
+// (without Repair) and Verify wrap it around every corruption that Repair
+// mends. One it cannot mend (records the checkpoint needs are missing, a
+// record the caller's replay rejects) does not match it. Its text is the
+// advice a user reads.
+var ErrRepairable = errors.New("opening with Repair cuts the log there, keeping a copy of the cut bytes")
 
-func (e *CorruptionError) Error() string {
-	return fmt.Sprintf("wal: corruption in %s at offset %d: %s", e.File, e.Offset, e.Reason)
-}
-
-// IsCorruption reports whether err is or wraps a *CorruptionError.
-func IsCorruption(err error) bool {
-	var ce *CorruptionError
-	return errors.As(err, &ce)
-}
+// repairable adds ErrRepairable to a corruption Repair would cut.
+func repairable(err error) error { return fmt.Errorf("%w; %w", err, ErrRepairable) }
 
 // failure wraps the cause of a fatal I/O error so that errors.Is matches
 // both ErrFailed and the cause (for example syscall.EIO).

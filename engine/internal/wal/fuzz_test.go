@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/wal"
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -104,7 +105,7 @@ func recoverMangled(t *testing.T, ops []byte) {
 			}
 			return nil
 		}
-		if err := check(false); err != nil && !wal.IsCorruption(err) {
+		if err := check(false); err != nil && !base.IsCorruption(err) {
 			t.Fatalf("Open: %v", err)
 		}
 		if err := check(true); err != nil {

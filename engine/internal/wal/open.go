@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -19,7 +20,8 @@ const lockName = "LOCK"
 //
 // A torn tail (bad bytes at the end of the last segment that a crash
 // during an unsynced write explains) is cut and described in the Report.
-// Anything else that does not validate is a *CorruptionError; with
+// Anything else that does not validate is a *base.CorruptionError (which
+// also matches ErrRepairable when Repair would cut it); with
 // opts.Repair the log is cut there instead (see Report). If Open returns
 // an error, state built by replay must be discarded: it may have seen
 // records before the bad spot.
@@ -57,11 +59,10 @@ func open(opts Options, lock interface{ Close() error }, after uint64, replay fu
 	}
 	rep := st.rep
 	if st.corrupt != nil && !opts.Repair {
-		return nil, rep, st.corrupt
+		return nil, rep, repairable(st.corrupt)
 	}
 	if len(st.segs) > 0 && st.segs[0].hdr.firstLSN > after+1 {
-		return nil, rep, &CorruptionError{File: st.segs[0].path, Offset: 0,
-			Reason: fmt.Sprintf("log starts at LSN %d but the checkpoint is at %d: records are missing", st.segs[0].hdr.firstLSN, after)}
+		return nil, rep, base.Corruptf(st.segs[0].path, 0, "log starts at LSN %d but the checkpoint is at %d: records are missing", st.segs[0].hdr.firstLSN, after)
 	}
 
 	// The key is good and the log is accepted: from here on, change disk.
@@ -258,7 +259,7 @@ func writeFile(fs vfs.FS, path string, data []byte) error {
 
 // Verify reads every segment in fs/dir and checks every record (and, with
 // c, its authentication) without changing anything. It returns the Report
-// Open would make, and a *CorruptionError, ErrWrongKey, ErrNoKey or
+// Open would make, and a *base.CorruptionError, ErrWrongKey, ErrNoKey or
 // ErrNotEncrypted when Open would refuse the log.
 func Verify(fs vfs.FS, dir string, c *crypt.Cipher) (Report, error) {
 	st, err := scan(fs, dir, c, 0, nil)
@@ -266,7 +267,7 @@ func Verify(fs vfs.FS, dir string, c *crypt.Cipher) (Report, error) {
 		return Report{}, err
 	}
 	if st.corrupt != nil {
-		return st.rep, st.corrupt
+		return st.rep, repairable(st.corrupt)
 	}
 	return st.rep, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/cubelinux/cube/engine/internal/base"
 	"github.com/cubelinux/cube/engine/internal/crypt"
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -27,7 +28,7 @@ type Report struct {
 	// LostFirst..LostLast are the LSNs lost with it (LostLast is the
 	// highest LSN found in the cut bytes; 0 if none could be read).
 	// CutFiles are the copies of the cut bytes.
-	Repaired            *CorruptionError
+	Repaired            *base.CorruptionError
 	LostFirst, LostLast uint64
 	CutFiles            []string
 }
@@ -45,7 +46,7 @@ type scanState struct {
 	segs    []scanned
 	rep     Report
 	next    uint64 // LSN after the last valid record
-	corrupt *CorruptionError
+	corrupt *base.CorruptionError
 	cutSeg  int       // index into segs of the corrupt segment
 	cutOff  int64     // where it is cut
 	rest    []scanned // segments after the corrupt one
@@ -78,7 +79,7 @@ func scan(fs vfs.FS, dir string, c *crypt.Cipher, after uint64, replay func(uint
 		}
 		nameLSN := sf.hdr.firstLSN
 		corrupt := func(off int64, format string, args ...any) {
-			st.corrupt = &CorruptionError{File: sf.path, Offset: off, Reason: fmt.Sprintf(format, args...)}
+			st.corrupt = &base.CorruptionError{File: sf.path, Offset: off, Reason: fmt.Sprintf(format, args...)}
 			st.cutSeg, st.cutOff = len(st.segs), off
 			st.segs = append(st.segs, *sf)
 			if expected == 0 {
@@ -144,6 +145,11 @@ func scan(fs vfs.FS, dir string, c *crypt.Cipher, after uint64, replay func(uint
 			st.rep.LastLSN = r.lsn
 			if r.lsn > after && replay != nil {
 				if err := replay(r.lsn, payload); err != nil {
+					// A payload the caller cannot decode is damage only
+					// it can see; this is where its bytes are.
+					if base.IsCorruption(err) {
+						return nil, base.Locate(err, sf.path, int64(off), fmt.Sprintf("record %d", r.lsn))
+					}
 					return nil, fmt.Errorf("wal: replay lsn %d: %w", r.lsn, err)
 				}
 			}
