@@ -41,6 +41,29 @@ func (cl *call) coordCount(ns *cube.Namespace, groups, trailing int, optional bo
 		strings.ToLower(cl.cmd.Name), ns.Name(), d, plural(d), cl.cmd.Synopsis)
 }
 
+// coords opens every command on coordinates: it resolves the namespace
+// in args[1], checks the number of words (one coordinate of its
+// dimensions per name in what, trailing fixed words, and options if
+// optional; see coordCount) and parses the coordinates, each named in
+// messages by its word of what ("" for a command's only one). At most two.
+func (cl *call) coords(trailing int, optional bool, what ...string) (*cube.Namespace, [2][]int32, error) {
+	var cs [2][]int32
+	ns, err := cl.ns(cl.args[1])
+	if err != nil {
+		return nil, cs, err
+	}
+	if err := cl.coordCount(ns, len(what), trailing, optional); err != nil {
+		return nil, cs, err
+	}
+	d := ns.Dims()
+	for i, w := range what {
+		if cs[i], err = cl.coord(2+i*d, d, w); err != nil {
+			return nil, cs, err
+		}
+	}
+	return ns, cs, nil
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""

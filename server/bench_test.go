@@ -29,28 +29,22 @@ func benchConn(b *testing.B) *raw {
 	return r
 }
 
-func BenchmarkPutRoundTrip(b *testing.B) {
-	r := benchConn(b)
-	req := []byte("PUT w 1 2 hello\r\n")
+// roundTrips sends req and reads its one reply, want, b.N times.
+func roundTrips(b *testing.B, r *raw, req []byte, want string) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Write(req)
-		if got := r.reply(b); got != "+OK" {
+		if got := r.reply(b); got != want {
 			b.Fatal(got)
 		}
 	}
 }
 
+func BenchmarkPutRoundTrip(b *testing.B) {
+	roundTrips(b, benchConn(b), []byte("PUT w 1 2 hello\r\n"), "+OK")
+}
 func BenchmarkGetRoundTrip(b *testing.B) {
-	r := benchConn(b)
-	req := []byte("GET w 1 2\r\n")
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Write(req)
-		if got := r.reply(b); got != "$hello" {
-			b.Fatal(got)
-		}
-	}
+	roundTrips(b, benchConn(b), []byte("GET w 1 2\r\n"), "$hello")
 }
 
 // pipeline sends n copies of cmd (with its index as the first

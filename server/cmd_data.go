@@ -9,18 +9,11 @@ import (
 
 // PUT ns c1..cd value
 func prepPut(cl *call) (*cube.Namespace, txOp, error) {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(1, false, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cl.coordCount(ns, 1, 1, false); err != nil {
-		return nil, nil, err
-	}
-	c, err := cl.coord(2, ns.Dims(), "")
-	if err != nil {
-		return nil, nil, err
-	}
-	v := cl.args[len(cl.args)-1]
+	c, v := cs[0], cl.args[len(cl.args)-1]
 	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		if err := tx.Put(c, v); err != nil {
 			return err
@@ -32,18 +25,11 @@ func prepPut(cl *call) (*cube.Namespace, txOp, error) {
 
 // GET ns c1..cd
 func cmdGet(cl *call) error {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(0, false, "")
 	if err != nil {
 		return err
 	}
-	if err := cl.coordCount(ns, 1, 0, false); err != nil {
-		return err
-	}
-	c, err := cl.coord(2, ns.Dims(), "")
-	if err != nil {
-		return err
-	}
-	v, err := ns.Get(cl.ctx, c)
+	v, err := ns.Get(cl.ctx, cs[0])
 	if errors.Is(err, cube.ErrNotFound) {
 		cl.w.Null()
 		return nil
@@ -57,17 +43,11 @@ func cmdGet(cl *call) error {
 
 // DEL ns c1..cd
 func prepDel(cl *call) (*cube.Namespace, txOp, error) {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(0, false, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cl.coordCount(ns, 1, 0, false); err != nil {
-		return nil, nil, err
-	}
-	c, err := cl.coord(2, ns.Dims(), "")
-	if err != nil {
-		return nil, nil, err
-	}
+	c := cs[0]
 	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		ok, err := tx.Delete(c)
 		if err != nil {
@@ -80,22 +60,11 @@ func prepDel(cl *call) (*cube.Namespace, txOp, error) {
 
 // REGION ns min1..mind max1..maxd [LIMIT n] [COUNT]
 func cmdRegion(cl *call) error {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(0, true, "min", "max")
 	if err != nil {
 		return err
 	}
-	if err := cl.coordCount(ns, 2, 0, true); err != nil {
-		return err
-	}
-	d := ns.Dims()
-	lo, err := cl.coord(2, d, "min")
-	if err != nil {
-		return err
-	}
-	hi, err := cl.coord(2+d, d, "max")
-	if err != nil {
-		return err
-	}
+	d, lo, hi := ns.Dims(), cs[0], cs[1]
 	limit, count := 0, false
 	err = cl.options(2+2*d, map[string]int{"LIMIT": 1, "COUNT": 0}, func(key string, v [][]byte) error {
 		switch key {

@@ -8,28 +8,25 @@ import (
 	"github.com/cubelinux/cube/server/internal/resp"
 )
 
+// edge parses the opening LINK and UNLINK share: ns from(d) to(d) label,
+// and (for LINK) options after it.
+func (cl *call) edge(optional bool) (ns *cube.Namespace, from, to []int32, label string, err error) {
+	ns, cs, err := cl.coords(1, optional, "from", "to")
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	return ns, cs[0], cs[1], string(cl.args[2+2*ns.Dims()]), nil
+}
+
 // LINK ns from(d) to(d) label [WEIGHT w] [VALUE v]
 func prepLink(cl *call) (*cube.Namespace, txOp, error) {
-	ns, err := cl.ns(cl.args[1])
+	ns, from, to, label, err := cl.edge(true)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cl.coordCount(ns, 2, 1, true); err != nil {
-		return nil, nil, err
-	}
-	d := ns.Dims()
-	from, err := cl.coord(2, d, "from")
-	if err != nil {
-		return nil, nil, err
-	}
-	to, err := cl.coord(2+d, d, "to")
-	if err != nil {
-		return nil, nil, err
-	}
-	label := string(cl.args[2+2*d])
 	weight := 1.0
 	var value []byte
-	err = cl.options(3+2*d, map[string]int{"WEIGHT": 1, "VALUE": 1}, func(key string, v [][]byte) error {
+	err = cl.options(3+2*ns.Dims(), map[string]int{"WEIGHT": 1, "VALUE": 1}, func(key string, v [][]byte) error {
 		if key == "VALUE" {
 			value = v[0]
 			return nil
@@ -57,23 +54,10 @@ func prepLink(cl *call) (*cube.Namespace, txOp, error) {
 
 // UNLINK ns from(d) to(d) label
 func prepUnlink(cl *call) (*cube.Namespace, txOp, error) {
-	ns, err := cl.ns(cl.args[1])
+	ns, from, to, label, err := cl.edge(false)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cl.coordCount(ns, 2, 1, false); err != nil {
-		return nil, nil, err
-	}
-	d := ns.Dims()
-	from, err := cl.coord(2, d, "from")
-	if err != nil {
-		return nil, nil, err
-	}
-	to, err := cl.coord(2+d, d, "to")
-	if err != nil {
-		return nil, nil, err
-	}
-	label := string(cl.args[2+2*d])
 	return ns, func(tx *cube.Tx, w *resp.Writer) error {
 		ok, err := tx.Unlink(from, to, label)
 		if err != nil {
@@ -86,18 +70,11 @@ func prepUnlink(cl *call) (*cube.Namespace, txOp, error) {
 
 // EDGES ns c(d) [OUT|IN|BOTH] [LABEL l]
 func cmdEdges(cl *call) error {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(0, true, "")
 	if err != nil {
 		return err
 	}
-	if err := cl.coordCount(ns, 1, 0, true); err != nil {
-		return err
-	}
-	d := ns.Dims()
-	c, err := cl.coord(2, d, "")
-	if err != nil {
-		return err
-	}
+	d, c := ns.Dims(), cs[0]
 	dir, label := cube.Out, ""
 	err = cl.options(2+d, map[string]int{"OUT": 0, "IN": 0, "BOTH": 0, "LABEL": 1}, func(key string, v [][]byte) error {
 		if key == "LABEL" {
@@ -132,18 +109,11 @@ func cmdEdges(cl *call) error {
 
 // WALK ns start(d) [DEPTH n] [LABEL l] [DIR OUT|IN|BOTH] [ORDER BFS|DFS] [LIMIT n]
 func cmdWalk(cl *call) error {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(0, true, "start")
 	if err != nil {
 		return err
 	}
-	if err := cl.coordCount(ns, 1, 0, true); err != nil {
-		return err
-	}
-	d := ns.Dims()
-	start, err := cl.coord(2, d, "start")
-	if err != nil {
-		return err
-	}
+	d, start := ns.Dims(), cs[0]
 	var o cube.WalkOptions
 	err = cl.options(2+d, map[string]int{"DEPTH": 1, "LABEL": 1, "DIR": 1, "ORDER": 1, "LIMIT": 1}, func(key string, v [][]byte) error {
 		var err error
@@ -194,22 +164,11 @@ func cmdWalk(cl *call) error {
 
 // PATH ns from(d) to(d) [LABEL l] [DIR OUT|IN|BOTH]
 func cmdPath(cl *call) error {
-	ns, err := cl.ns(cl.args[1])
+	ns, cs, err := cl.coords(0, true, "from", "to")
 	if err != nil {
 		return err
 	}
-	if err := cl.coordCount(ns, 2, 0, true); err != nil {
-		return err
-	}
-	d := ns.Dims()
-	from, err := cl.coord(2, d, "from")
-	if err != nil {
-		return err
-	}
-	to, err := cl.coord(2+d, d, "to")
-	if err != nil {
-		return err
-	}
+	d, from, to := ns.Dims(), cs[0], cs[1]
 	label, dir := "", cube.Out
 	err = cl.options(2+2*d, map[string]int{"LABEL": 1, "DIR": 1}, func(key string, v [][]byte) error {
 		if key == "LABEL" {

@@ -171,21 +171,7 @@ func TestHalfClose(t *testing.T) {
 // BenchmarkEvalRoundTrip measures one short EVAL per round trip, the
 // kind of command a watcher guards (GET and PUT, marked Fast, are not).
 func BenchmarkEvalRoundTrip(b *testing.B) {
-	ts := startServer(b, server.Options{})
-	r := dialRaw(b, "unix", ts.sock)
-	r.SetDeadline(time.Time{})
-	r.Write([]byte("NS.CREATE w DIMS 1\r\n"))
-	if got := r.reply(b); got != "+OK" {
-		b.Fatal(got)
-	}
-	req := []byte("EVAL w 1\r\n")
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Write(req)
-		if got := r.reply(b); got != "$1" {
-			b.Fatal(got)
-		}
-	}
+	roundTrips(b, benchConn(b), []byte("EVAL w 1\r\n"), "$1")
 }
 
 // TestWatchAtTheThreshold runs commands that end about when the watch
