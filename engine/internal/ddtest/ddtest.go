@@ -8,6 +8,7 @@
 package ddtest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/cubelinux/cube/engine/internal/base"
+	"github.com/cubelinux/cube/engine/internal/crypt"
 )
 
 // Mangle applies a damaging command to b, the bytes of one file, and
@@ -116,4 +118,22 @@ func Outcome(err error, marks ...Mark) string {
 		}
 	}
 	return s
+}
+
+// Cipher is the cipher of the argument key=K: K repeated to a full key;
+// nil if the command has no key.
+func Cipher(t testing.TB, d *datadriven.TestData) *crypt.Cipher {
+	t.Helper()
+	var k string
+	if !d.MaybeScanArgs(t, "key", &k) {
+		return nil
+	}
+	if k == "" {
+		d.Fatalf(t, "key= wants a value")
+	}
+	c, err := crypt.New(bytes.Repeat([]byte(k), crypt.KeySize/len(k)+1)[:crypt.KeySize])
+	if err != nil {
+		d.Fatalf(t, "key %q: %v", k, err)
+	}
+	return c
 }

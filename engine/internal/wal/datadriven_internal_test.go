@@ -1,7 +1,6 @@
 package wal
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -50,7 +49,7 @@ func TestDataDriven(t *testing.T) {
 				segs, next = nil, 1
 				return "no segments"
 			case "segment":
-				s := &ddSeg{first: uint64(ddtest.Int(t, d, "first", int(next))), salt: uint32(ddtest.Int(t, d, "salt", 1)), c: ddKey(t, d)}
+				s := &ddSeg{first: uint64(ddtest.Int(t, d, "first", int(next))), salt: uint32(ddtest.Int(t, d, "salt", 1)), c: ddtest.Cipher(t, d)}
 				h := segHeader{version: formatVersion, salt: s.salt, firstLSN: s.first}
 				if s.c != nil {
 					h.flags = flagEncrypted
@@ -76,7 +75,7 @@ func TestDataDriven(t *testing.T) {
 				if _, ok := d.Arg("salt"); ok {
 					salt = uint32(ddtest.Int(t, d, "salt", 0))
 				}
-				return ddDecode(s.b, salt, ddKey(t, d))
+				return ddDecode(s.b, salt, ddtest.Cipher(t, d))
 			case "recover", "verify":
 				return ddRecover(t, d, segs)
 			}
@@ -96,19 +95,6 @@ type ddSeg struct {
 	salt  uint32
 	c     *crypt.Cipher
 	b     []byte
-}
-
-// ddKey is the cipher of key=K: K repeated to a full key; nil without it.
-func ddKey(t *testing.T, d *datadriven.TestData) *crypt.Cipher {
-	var k string
-	if !d.MaybeScanArgs(t, "key", &k) {
-		return nil
-	}
-	c, err := crypt.New(bytes.Repeat([]byte(k), crypt.KeySize/len(k)))
-	if err != nil {
-		d.Fatalf(t, "key %q: %v", k, err)
-	}
-	return c
 }
 
 // ddDecode walks one segment's bytes as scan does, without the recovery
@@ -175,7 +161,7 @@ func ddRecover(t *testing.T, d *datadriven.TestData, segs []*ddSeg) string {
 		}
 		f.Close()
 	}
-	c := ddKey(t, d)
+	c := ddtest.Cipher(t, d)
 	var out strings.Builder
 	var rep Report
 	var err error
