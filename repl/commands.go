@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // command is one dot-command: its synopsis (for .help and usage errors),
@@ -30,6 +32,7 @@ const (
 	argProgram
 	argOnOff
 	argFile
+	argLimit // a number, or off
 )
 
 // errExit is returned by .exit's handler.
@@ -46,6 +49,8 @@ func commandTable() []command {
 		{"run", "NAME [ARG]", "run program NAME with ARG (the rest of the line)", argProgram, (*session).cmdRun},
 		{"stats", "", "statistics of the namespace (of the store if none is selected)", argNone, (*session).cmdStats},
 		{"load", "FILE", "evaluate a JavaScript file in this session", argFile, (*session).cmdLoad},
+		{"timeout", "[MS|off]", "wall time of each input, in milliseconds (a daemon's EVAL TIMEOUT); off: the default", argLimit, (*session).cmdTimeout},
+		{"memory", "[MIB|off]", "memory of each input, in MiB (a daemon's EVAL MEMORY); off: the default", argLimit, (*session).cmdMemory},
 		{"time", "on|off", "print how long each input took", argOnOff, (*session).cmdTime},
 		{"json", "on|off", "print results as one line of compact JSON", argOnOff, (*session).cmdJSON},
 		{"exit", "", "leave (as does Ctrl-D)", argNone, func(*session, context.Context, string) error { return errExit }},
@@ -284,6 +289,86 @@ func (r *session) cmdLoad(ctx context.Context, args string) error {
 	r.inputs-- // eval counts it
 	r.eval(ctx, string(src))
 	return nil
+}
+
+// EvalLimits are the limits of each input set by .timeout and .memory;
+// zero fields mean the evaluator's defaults (an embedded store's
+// Options.Limits, a daemon's).
+type EvalLimits struct {
+	Timeout   time.Duration
+	MemoryMiB int
+}
+
+// Limiter is an Evaluator whose inputs can run under other limits than
+// its defaults; Embedded and Remote are. .timeout and .memory need one.
+type Limiter interface {
+	EvalLimits() EvalLimits
+	// SetEvalLimits sets the limits of later Evals, or refuses them
+	// (outside a daemon's maximum) and keeps the old ones.
+	SetEvalLimits(ctx context.Context, lim EvalLimits) error
+}
+
+func (r *session) cmdTimeout(ctx context.Context, args string) error {
+	return r.setLimit(ctx, "timeout", "ms", args,
+		func(l EvalLimits) int64 { return l.Timeout.Milliseconds() },
+		func(l *EvalLimits, ms int64) { l.Timeout = time.Duration(ms) * time.Millisecond })
+}
+
+func (r *session) cmdMemory(ctx context.Context, args string) error {
+	return r.setLimit(ctx, "memory", "MiB", args,
+		func(l EvalLimits) int64 { return int64(l.MemoryMiB) },
+		func(l *EvalLimits, mib int64) { l.MemoryMiB = int(mib) })
+}
+
+// setLimit is .timeout and .memory: without args it shows the limit, with
+// a positive number it sets it, with off it goes back to the default.
+func (r *session) setLimit(ctx context.Context, name, unit, args string, get func(EvalLimits) int64, set func(*EvalLimits, int64)) error {
+	lm, ok := r.ev.(Limiter)
+	if !ok {
+		return fmt.Errorf(".%s: this evaluator has no per-input limits", name)
+	}
+	lim := lm.EvalLimits()
+	switch {
+	case args == "":
+		if v := get(lim); v > 0 {
+			fmt.Fprintf(r.out, "%s: %d %s\n", name, v, unit)
+		} else {
+			fmt.Fprintf(r.out, "%s: the default (.%s %s sets one)\n", name, name, strings.ToUpper(unit))
+		}
+		return nil
+	case args == "off":
+		set(&lim, 0)
+	default:
+		v, err := strconv.ParseInt(args, 10, 32)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("%w: .%s takes a whole number of %s above 0, or off; got %q", ErrUsage, name, unit, args)
+		}
+		set(&lim, v)
+	}
+	return r.call(ctx, func(ctx context.Context) error { return lm.SetEvalLimits(ctx, lim) })
+}
+
+// evalHint is the daemon's hint for raising an EVAL's limit, which a REPL
+// user did not type; withLimitHint puts the dot-command in its place.
+var evalHint = regexp.MustCompile(`raise it for this call with EVAL(?:\.TYPED)? ns script \[arg\] (TIMEOUT ms|MEMORY mib)`)
+
+// withLimitHint makes a timeout or memory-limit error of an input name the
+// dot-command that raises the limit: .timeout MS or .memory MIB.
+func withLimitHint(err error) error {
+	var se *ScriptError
+	if !errors.As(err, &se) {
+		return err
+	}
+	cmd := map[string]string{"timeout": ".timeout MS", "memory limit": ".memory MIB"}[se.Kind]
+	if cmd == "" {
+		return err
+	}
+	if m := evalHint.FindStringSubmatchIndex(se.Msg); m != nil {
+		se.Msg = se.Msg[:m[0]] + "raise it with " + cmd + se.Msg[m[1]:]
+	} else if !strings.Contains(se.Msg, "raise it") {
+		se.Msg += " (raise it with " + cmd + ")"
+	}
+	return err
 }
 
 func onOff(name, args string) (bool, error) {

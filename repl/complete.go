@@ -172,6 +172,8 @@ func (c *completer) completeCommand(ctx context.Context, before, tail string) (s
 		}
 	case argOnOff:
 		cands = []string{"on", "off"}
+	case argLimit:
+		cands = []string{"off"}
 	case argFile:
 		return head, completeFile(word), tail
 	}

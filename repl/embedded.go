@@ -17,11 +17,15 @@ import (
 type Embedded struct {
 	db *cube.DB
 
-	mu   sync.Mutex
-	sess *cube.Session
+	mu    sync.Mutex
+	sess  *cube.Session
+	limit EvalLimits // .timeout and .memory; zero takes the DB's Options.Limits
 }
 
-var _ Evaluator = (*Embedded)(nil)
+var (
+	_ Evaluator = (*Embedded)(nil)
+	_ Limiter   = (*Embedded)(nil)
+)
 
 // NewEmbedded returns an evaluator over db. Closing it does not close db.
 func NewEmbedded(db *cube.DB) *Embedded { return &Embedded{db: db} }
@@ -33,14 +37,34 @@ func (e *Embedded) Eval(ctx context.Context, ns, script string) (Result, error) 
 	if e.sess == nil {
 		e.sess = e.db.Session(ns)
 	}
-	s := e.sess
+	s, lim := e.sess, e.limit
 	e.mu.Unlock()
 	s.Use(ns)
-	c, err := s.Eval(ctx, script)
+	c, err := s.EvalWith(ctx, script, nil, cube.Limits{Timeout: lim.Timeout, MemoryBytes: int64(lim.MemoryMiB) << 20})
 	if err != nil {
-		return Result{}, scriptError(err)
+		return Result{}, withLimitHint(scriptError(err))
 	}
 	return Result{Output: c.Output, Type: c.Type, JSON: c.JSON, Logs: c.Logs, Writes: c.Writes}, nil
+}
+
+// EvalLimits implements Limiter.
+func (e *Embedded) EvalLimits() EvalLimits {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.limit
+}
+
+// SetEvalLimits implements Limiter: later Evals run under lim (its zero
+// fields under the DB's Options.Limits). An embedded store has no daemon
+// maximum: any positive value is taken.
+func (e *Embedded) SetEvalLimits(_ context.Context, lim EvalLimits) error {
+	if lim.Timeout < 0 || lim.MemoryMiB < 0 {
+		return fmt.Errorf("%w: limits must be positive (or off)", ErrUsage)
+	}
+	e.mu.Lock()
+	e.limit = lim
+	e.mu.Unlock()
+	return nil
 }
 
 // scriptError turns a sandbox failure into a ScriptError; other errors

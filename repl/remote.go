@@ -35,9 +35,16 @@ type Remote struct {
 	closed bool
 
 	untyped bool // the daemon has no EVAL.TYPED
+
+	// limit holds the TIMEOUT and MEMORY every EVAL sends (.timeout,
+	// .memory); zero sends none, and the daemon's defaults apply.
+	limit EvalLimits
 }
 
-var _ Evaluator = (*Remote)(nil)
+var (
+	_ Evaluator = (*Remote)(nil)
+	_ Limiter   = (*Remote)(nil)
+)
 
 // DialOptions configure Dial.
 type DialOptions struct {
@@ -143,13 +150,35 @@ func (r *Remote) do(ctx context.Context, args ...any) (any, error) {
 	return v, nil
 }
 
-// Eval implements Evaluator with EVAL ns script; ns "" runs it outside
-// any namespace (a daemon older than that refuses it).
+// Eval implements Evaluator with EVAL ns script, and TIMEOUT ms and
+// MEMORY mib when SetEvalLimits set them; ns "" runs it outside any
+// namespace (a daemon older than that refuses it).
 func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
+	r.mu.Lock()
+	lim := r.limit
+	r.mu.Unlock()
+	res, err := r.eval(ctx, ns, script, lim)
+	return res, withLimitHint(err)
+}
+
+// evalArgs are the options of an EVAL under lim.
+func (lim EvalLimits) evalArgs() []any {
+	var a []any
+	if lim.Timeout > 0 {
+		a = append(a, "TIMEOUT", lim.Timeout.Milliseconds())
+	}
+	if lim.MemoryMiB > 0 {
+		a = append(a, "MEMORY", lim.MemoryMiB)
+	}
+	return a
+}
+
+func (r *Remote) eval(ctx context.Context, ns, script string, lim EvalLimits) (Result, error) {
+	opts := lim.evalArgs()
 	// EVAL.TYPED says what type the value was and what the script logged;
 	// a daemon without it gets plain EVAL.
 	if !r.untyped {
-		v, err := r.do(ctx, "EVAL.TYPED", ns, script)
+		v, err := r.do(ctx, append([]any{"EVAL.TYPED", ns, script}, opts...)...)
 		if res, ok := typedResult(v); ok {
 			return res, err
 		}
@@ -161,7 +190,7 @@ func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
 		}
 		r.untyped = true // an older daemon: the script did not run; plain EVAL
 	}
-	v, err := r.do(ctx, "EVAL", ns, script)
+	v, err := r.do(ctx, append([]any{"EVAL", ns, script}, opts...)...)
 	if err != nil {
 		if v == nil {
 			return Result{}, err
@@ -170,6 +199,33 @@ func (r *Remote) Eval(ctx context.Context, ns, script string) (Result, error) {
 		return replyResult(v), err
 	}
 	return replyResult(v), nil
+}
+
+// EvalLimits implements Limiter.
+func (r *Remote) EvalLimits() EvalLimits {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.limit
+}
+
+// SetEvalLimits implements Limiter: later EVALs send lim's TIMEOUT and
+// MEMORY. The daemon checks them against its maximum (cube serve
+// --max-eval-timeout, --max-eval-memory) at once, with an empty EVAL
+// outside any namespace, so a value it would refuse is refused here and
+// the limits stay as they were.
+func (r *Remote) SetEvalLimits(ctx context.Context, lim EvalLimits) error {
+	if lim.Timeout < 0 || lim.MemoryMiB < 0 {
+		return fmt.Errorf("%w: limits must be positive (or off)", ErrUsage)
+	}
+	if len(lim.evalArgs()) > 0 {
+		if _, err := r.eval(ctx, "", "undefined", lim); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	r.limit = lim
+	r.mu.Unlock()
+	return nil
 }
 
 // typedResult reads EVAL.TYPED's [type, json, output, logs] reply.
