@@ -62,20 +62,7 @@ func (db *DB) Checkpoint(ctx context.Context) (CheckpointInfo, error) {
 	// record in the log has been applied, so the copies are the state as
 	// of exactly lsn.
 	db.mu.Lock()
-	nss := make([]*Namespace, 0, len(db.byID))
-	for _, ns := range db.byID {
-		nss = append(nss, ns)
-	}
-	slices.SortFunc(nss, func(a, b *Namespace) int { return cmp.Compare(a.id, b.id) })
-	lsn := db.nsLSN
-	snaps := make([]nsSnap, len(nss))
-	for i, ns := range nss {
-		ns.mu.Lock()
-		ns.idx.seal()
-		snaps[i] = nsSnap{ns: ns, tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: ns.meta}
-		lsn = max(lsn, ns.lastLSN.Load())
-		ns.mu.Unlock()
-	}
+	snaps, lsn := db.snapshotLocked()
 	drops := slices.Clone(db.drops)
 	db.mu.Unlock()
 
@@ -320,4 +307,26 @@ func (db *DB) loadCheckpoints(rep *RecoveryReport) error {
 	// Drops found in deltas are already covered by the chain.
 	db.drops = nil
 	return nil
+}
+
+// snapshotLocked copies every namespace's state in id order and returns
+// the LSN the copies are as of. db.mu must be held: with it and each
+// namespace's lock taken in turn, every record in the log has been
+// applied, so the copies are the state as of exactly that LSN.
+func (db *DB) snapshotLocked() ([]nsSnap, uint64) {
+	nss := make([]*Namespace, 0, len(db.byID))
+	for _, ns := range db.byID {
+		nss = append(nss, ns)
+	}
+	slices.SortFunc(nss, func(a, b *Namespace) int { return cmp.Compare(a.id, b.id) })
+	lsn := db.nsLSN
+	snaps := make([]nsSnap, len(nss))
+	for i, ns := range nss {
+		ns.mu.Lock()
+		ns.idx.seal()
+		snaps[i] = nsSnap{ns: ns, tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: ns.meta}
+		lsn = max(lsn, ns.lastLSN.Load())
+		ns.mu.Unlock()
+	}
+	return snaps, lsn
 }

@@ -194,21 +194,7 @@ func (db *DB) stageRekey(ctx context.Context, c *crypt.Cipher, rep *RekeyReport)
 func (db *DB) snapshotAll() ([]nsSnap, uint64) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	nss := make([]*Namespace, 0, len(db.byID))
-	for _, ns := range db.byID {
-		nss = append(nss, ns)
-	}
-	slices.SortFunc(nss, func(a, b *Namespace) int { return cmp.Compare(a.id, b.id) })
-	lsn := db.nsLSN
-	snaps := make([]nsSnap, len(nss))
-	for i, ns := range nss {
-		ns.mu.Lock()
-		ns.idx.seal()
-		snaps[i] = nsSnap{ns: ns, tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: ns.meta}
-		lsn = max(lsn, ns.lastLSN.Load())
-		ns.mu.Unlock()
-	}
-	return snaps, lsn
+	return db.snapshotLocked()
 }
 
 // closeForRekey closes the store without Close's checkpoint: after the

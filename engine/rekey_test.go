@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"path"
@@ -157,7 +156,7 @@ func copyMem(t *testing.T, mem vfs.FS) *vfs.MemFS {
 			}
 			return
 		}
-		b := readAll(t, mem, p)
+		b := readFile(t, mem, p)
 		f, err := out.Create(p)
 		if err != nil {
 			t.Fatal(err)
@@ -177,20 +176,6 @@ func copyMem(t *testing.T, mem vfs.FS) *vfs.MemFS {
 	return out
 }
 
-func readAll(t *testing.T, fsys vfs.FS, p string) []byte {
-	t.Helper()
-	f, err := fsys.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // treeState hashes every name and file under /d but the lock files (which
 // an open creates and a refused open may leave).
 func treeState(t *testing.T, fsys vfs.FS) (string, map[string][]byte) {
@@ -208,7 +193,7 @@ func treeState(t *testing.T, fsys vfs.FS) (string, map[string][]byte) {
 		}
 		fmt.Fprintf(h, "%s %v\n", p, fi.IsDir())
 		if !fi.IsDir() {
-			b := readAll(t, fsys, p)
+			b := readFile(t, fsys, p)
 			files[p] = b
 			h.Write(b)
 			return

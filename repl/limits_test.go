@@ -3,7 +3,6 @@ package repl_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,19 +100,5 @@ func TestTimeoutMemoryCommands(t *testing.T) {
 // --max-eval-timeout, until the test ends.
 func startLimitedDaemon(t *testing.T, db *cube.DB, maxTimeout time.Duration) string {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "cube.sock")
-	srv, err := server.New(db, server.Options{Socket: sock, MaxEvalTimeout: maxTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return sock
+	return startDaemonWith(t, db, server.Options{MaxEvalTimeout: maxTimeout})
 }

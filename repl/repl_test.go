@@ -100,8 +100,16 @@ func TestTranscripts(t *testing.T) {
 // startDaemon serves db on a Unix socket until the test ends.
 func startDaemon(t testing.TB, db *cube.DB) string {
 	t.Helper()
+	return startDaemonWith(t, db, server.Options{})
+}
+
+// startDaemonWith is startDaemon with server options; o.Socket is set
+// to a socket in the test's temporary directory.
+func startDaemonWith(t testing.TB, db *cube.DB, o server.Options) string {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "cube.sock")
-	srv, err := server.New(db, server.Options{Socket: sock})
+	o.Socket = sock
+	srv, err := server.New(db, o)
 	if err != nil {
 		t.Fatal(err)
 	}
