@@ -88,8 +88,9 @@
 //
 // Serve stops accepting, lets every connection finish the commands it has
 // already received and flush their replies (bounded by
-// Options.DrainTimeout), removes the socket and returns; the caller then
-// checkpoints and closes the store. SIGKILL loses nothing acknowledged,
+// Options.DrainTimeout), runs Options.AfterDrain (where the caller
+// checkpoints and closes the store), removes the socket and returns, so a
+// socket file that is gone means a store another process may open. SIGKILL loses nothing acknowledged,
 // because nothing is acknowledged before it is durable.
 //
 // # Statistics

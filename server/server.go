@@ -76,6 +76,11 @@ type Options struct {
 	// DrainTimeout bounds the wait for in-flight commands at shutdown;
 	// after it, connections are closed and running programs cancelled.
 	DrainTimeout time.Duration
+	// AfterDrain, if set, runs once every connection is closed and before
+	// the socket file is removed: cube serve checkpoints and closes the
+	// store in it, so that a socket that is gone means a store that is
+	// free (the CLI's shutdown waits for that before it returns).
+	AfterDrain func()
 	// MaxEvalTimeout and MaxEvalMemory bound what an EVAL may ask for
 	// with TIMEOUT ms and MEMORY mib (an EVAL without them runs under the
 	// store's default limits). A larger request is refused, not clipped.
@@ -257,8 +262,8 @@ func (s *Server) Addrs() []net.Addr {
 // Serve accepts connections until ctx is done or Shutdown is called (or a
 // client sends SHUTDOWN). Then it stops accepting, lets every connection
 // finish the commands it has already received and send their replies
-// (within Options.DrainTimeout), closes the connections and removes the
-// socket file. It returns nil after a clean drain. Serve does not close
+// (within Options.DrainTimeout), closes the connections, runs
+// Options.AfterDrain and removes the socket file. It returns nil after a clean drain. Serve does not close
 // the store: the caller checkpoints and closes it afterwards.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
@@ -318,6 +323,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.mu.Unlock()
 		}
 		break
+	}
+	if s.o.AfterDrain != nil {
+		s.o.AfterDrain()
 	}
 	if s.unixPath != "" {
 		os.Remove(s.unixPath)

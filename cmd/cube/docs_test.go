@@ -262,15 +262,15 @@ func stripComment(s string) string {
 }
 
 // missingProgram names the first program of a pipeline that is not on
-// PATH (cube and ./cube always are).
+// PATH (cube, ./cube and the repository's scripts always are).
 func missingProgram(text string) string {
 	for _, part := range strings.Split(stripComment(text), "|") {
 		w := words(part)
 		for len(w) > 0 && strings.Contains(w[0], "=") {
 			w = w[1:] // VAR=value prefixes
 		}
-		if len(w) == 0 || w[0] == "cube" || strings.HasPrefix(w[0], "./") {
-			continue
+		if len(w) == 0 || w[0] == "cube" || strings.Contains(w[0], "/") {
+			continue // a path (./cube, examples/x.sh) is the repository's, not an installed program
 		}
 		if _, err := exec.LookPath(w[0]); err != nil {
 			return w[0]
@@ -549,5 +549,90 @@ func TestParseDocCommands(t *testing.T) {
 		if !strings.Contains(script, want) {
 			t.Errorf("script lacks %q:\n%s", want, script)
 		}
+	}
+}
+
+// fileMarker, on a line of its own before a fenced block, says the block
+// is the whole of a file the repository ships (path from its root), so a
+// reader can run the commands that name the file:
+//
+//	<!-- file: docs/abi/sum.c -->
+var fileMarker = regexp.MustCompile(`^<!--\s*file:\s*(\S+)\s*-->\s*$`)
+
+// docFileBlocks returns, for each fileMarker of text, the file it names
+// and the text of the fenced block that follows it.
+func docFileBlocks(text string) (map[string]string, error) {
+	blocks := map[string]string{}
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		m := fileMarker.FindStringSubmatch(strings.TrimSpace(lines[i]))
+		if m == nil {
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && strings.TrimSpace(lines[j]) == "" {
+			j++
+		}
+		if j == len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[j]), "```") {
+			return nil, fmt.Errorf("line %d: %s is not followed by a fenced block", i+1, m[0])
+		}
+		var body strings.Builder
+		k := j + 1
+		for ; k < len(lines) && strings.TrimSpace(lines[k]) != "```"; k++ {
+			body.WriteString(lines[k] + "\n")
+		}
+		if k == len(lines) {
+			return nil, fmt.Errorf("line %d: the block after %s never closes", j+1, m[0])
+		}
+		blocks[m[1]] = body.String()
+		i = k
+	}
+	return blocks, nil
+}
+
+// TestDocFiles checks that every block a document marks as a shipped file
+// (fileMarker) is that file, byte for byte, so the commands that build or
+// run it work on what the reader sees. Break it caught: a line changed in
+// docs/ABI.md's sum.c block and not in docs/abi/sum.c.
+func TestDocFiles(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range docGlobs {
+		files, err := filepath.Glob(filepath.Join(root, g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.Contains(f, "node_modules") {
+				continue
+			}
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, f)
+			blocks, err := docFileBlocks(string(text))
+			if err != nil {
+				t.Errorf("%s: %v", rel, err)
+				continue
+			}
+			for path, body := range blocks {
+				n++
+				want, err := os.ReadFile(filepath.Join(root, path))
+				if err != nil {
+					t.Errorf("%s shows %s, which the repository does not ship: %v", rel, path, err)
+					continue
+				}
+				if body != string(want) {
+					t.Errorf("%s's block for %s differs from the file: make them the same", rel, path)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no file blocks found: docs/ABI.md shows docs/abi/sum.c")
 	}
 }
