@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/cubelinux/cube/engine"
@@ -19,9 +18,13 @@ type Options struct {
 	Engine engine.Options
 	// Logger receives notices; nil discards them.
 	Logger *slog.Logger
-	// CacheDir holds the WASM compilation cache. "" means <dir>/cache/wasm
-	// when the engine uses the operating system's file system, and an
-	// in-memory cache when Engine.FS is set (tests).
+	// CacheDir holds the WASM compilation cache: programs' compiled code,
+	// in clear. "" means <dir>/cache/wasm when the engine uses the
+	// operating system's file system, and an in-memory cache when Engine.FS
+	// is set (tests) or Engine.EncryptionKey is: an encrypted store leaves
+	// no plaintext code on disk, at the cost of compiling each program
+	// again after every Open. Set it explicitly to keep a cache on disk
+	// for an encrypted store (on a disk you trust with the code).
 	CacheDir string
 	// Limits are the defaults for programs' zero Limits fields, and the
 	// limits of Eval and Session. Zero fields take vm's defaults
@@ -93,12 +96,24 @@ func Open(dir string, o Options) (*DB, error) {
 	if o.Engine.Logger == nil {
 		o.Engine.Logger = o.Logger
 	}
-	if o.CacheDir == "" && o.Engine.FS == nil {
-		o.CacheDir = filepath.Join(dir, "cache", "wasm")
+	if o.CacheDir == "" && o.Engine.FS == nil && o.Engine.EncryptionKey == nil {
+		o.CacheDir = defaultCacheDir(dir)
 	}
 	eng, err := engine.Open(dir, o.Engine)
 	if err != nil {
 		return nil, err
+	}
+	if o.CacheDir == "" && o.Engine.FS == nil {
+		// Encrypted: a cache left from the store's plain days (a rekey
+		// done with engine.Rekey rather than Rekey) is compiled code in
+		// clear. After the key check, so that a refused open changes
+		// nothing.
+		stale := defaultCacheDir(dir)
+		if removed, err := removeCache(stale); err != nil {
+			o.Logger.Warn("cube: cannot remove the WASM compilation cache (compiled code in clear) beside an encrypted store; remove it yourself", "dir", stale, "err", err)
+		} else if removed {
+			o.Logger.Warn("cube: removed the WASM compilation cache (compiled code in clear) beside an encrypted store", "dir", stale)
+		}
 	}
 	reg, err := plugins.New(context.Background(), eng, plugins.Options{
 		Logger:            o.Logger,

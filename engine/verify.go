@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/cubelinux/cube/engine/internal/checkpoint"
@@ -23,6 +25,11 @@ type VerifyReport struct {
 	Checkpoints []checkpoint.Info // base first, then deltas
 	Ops         int               // ops decoded from the checkpoints
 	Log         wal.Report        // what recovery of the log would find
+	// UnfinishedRekey is set when a rekey was cut short before its commit
+	// (its staging directory, rekey.tmp, is there): the store is under
+	// its old key, the one given, and was checked as such; the next Open
+	// removes what the rekey left.
+	UnfinishedRekey bool
 }
 
 // Verify checks a data directory offline without changing anything: the
@@ -32,6 +39,13 @@ type VerifyReport struct {
 // ErrWrongKey or ErrNewerFormat.
 // A torn log tail is not an error: Open would cut it, and the report says
 // where. Verify takes no lock; run it on a directory no one is writing.
+//
+// A rekey cut short (see Rekey) is named as such. Before its commit the
+// old key rules: Verify checks the store under it and sets
+// UnfinishedRekey, and refuses the new key with ErrWrongKey saying the
+// rekey did not finish. After its commit the store's files are split
+// between the two keys until an Open finishes the move, so Verify refuses
+// either key, saying which one rules and how to finish.
 func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 	fsys := o.FS
 	if fsys == nil {
@@ -45,6 +59,9 @@ func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 			return rep, fmt.Errorf("%w: %w", ErrBadOptions, err)
 		}
 	}
+	if err := verifyRekeyCommitted(fsys, dir, c); err != nil {
+		return rep, err
+	}
 	f, exists, err := readFormat(fsys, dir)
 	if err != nil {
 		return rep, err
@@ -53,7 +70,15 @@ func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 		return rep, fmt.Errorf("engine: %s is not a cube data directory (no %s)", dir, formatFile)
 	}
 	rep.Format, rep.Encrypted = f.Format, f.Encrypted
+	if _, err := fsys.Stat(filepath.Join(dir, rekeyTmp)); err == nil {
+		rep.UnfinishedRekey = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return rep, fmt.Errorf("engine: %w", err)
+	}
 	if err := f.checkKey(dir, c); err != nil {
+		if rep.UnfinishedRekey {
+			return rep, fmt.Errorf("%w; the store is under the old key: a rekey did not finish — run it again, or open the store with the old key (which removes what the rekey left)", err)
+		}
 		return rep, err
 	}
 	db := &DB{dir: dir} // only for translate
@@ -97,4 +122,32 @@ func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 		return rep, db.translate(err)
 	}
 	return rep, nil
+}
+
+// verifyRekeyCommitted refuses a store whose rekey committed and did not
+// finish (rekeyDir is there): its new checkpoint may already sit beside
+// the old one, and the old log may be partly removed, so neither key's
+// files can be checked as a whole without finishing the move, which
+// Verify, changing nothing, does not do. The error says which key rules
+// (the one in the staged FORMAT, or once that moved, the store's) and
+// whether c is it.
+func verifyRekeyCommitted(fsys vfs.FS, dir string, c *crypt.Cipher) error {
+	stg := filepath.Join(dir, rekeyDir)
+	if _, err := fsys.Stat(stg); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	f, exists, err := readFormat(fsys, stg)
+	if err == nil && !exists {
+		f, _, err = readFormat(fsys, dir)
+	}
+	if err != nil {
+		return err
+	}
+	const finish = "open the store with the new key, or run the rekey again, to finish it; then verify"
+	if err := f.checkKey(dir, c); err != nil {
+		return fmt.Errorf("%w; the store is under the new key of a rekey that did not finish — %s", err, finish)
+	}
+	return fmt.Errorf("engine: %s: a rekey did not finish: it committed, and the store is under its new key (the key given), but its files are not all in place — %s", dir, finish)
 }
