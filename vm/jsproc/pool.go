@@ -329,7 +329,7 @@ func (p *Pool) died(w *worker, g *guard, lim vm.Limits) error {
 	var e *vm.Error
 	switch {
 	case why == vm.KindTimeout:
-		e = &vm.Error{Kind: vm.KindTimeout, Msg: fmt.Sprintf("the run passed its time limit of %v inside a built-in that cannot be interrupted; its worker process was stopped", lim.Timeout)}
+		e = &vm.Error{Kind: vm.KindTimeout, Msg: fmt.Sprintf("the run passed its time limit of %v and did not stop within %v of it (a built-in that cannot be interrupted, or a machine too busy to give its worker time); its worker process was stopped", lim.Timeout, p.o.KillGrace)}
 	case why == vm.KindAborted:
 		e = &vm.Error{Kind: vm.KindAborted, Msg: "the run was cancelled; its worker process was stopped", Err: context.Canceled}
 	case outOfMemory(tail), lim.MemoryBytes > 0 && runtimeFault(tail):
