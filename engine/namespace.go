@@ -99,7 +99,7 @@ func (ns *Namespace) checkPut(c []int32, v []byte) error {
 		return err
 	}
 	if len(v) > ns.maxValue {
-		return fmt.Errorf("%w: %d bytes, namespace %q allows %d (set MaxValueSize when creating it)", ErrValueTooLarge, len(v), ns.name, ns.maxValue)
+		return fmt.Errorf("%w: %d bytes, namespace %q allows %d (the limit is set when a namespace is created: NS.CREATE ns DIMS d MAXVALUE bytes, or NamespaceOptions.MaxValueSize in Go)", ErrValueTooLarge, len(v), ns.name, ns.maxValue)
 	}
 	return nil
 }

@@ -225,6 +225,15 @@ func evalArgs(cl *call) ([]byte, cube.Limits, error) {
 	if (len(cl.args)-i)%2 == 1 {
 		arg = cl.args[i]
 		i++
+		// A lone TIMEOUT or MEMORY is an option missing its value far
+		// more often than an argument that is that word.
+		if w := strings.ToUpper(string(arg)); i == len(cl.args) && (w == "TIMEOUT" || w == "MEMORY") {
+			unit := "ms"
+			if w == "MEMORY" {
+				unit = "MiB"
+			}
+			return nil, cube.Limits{}, usageErr("%s: %s needs a value in %s: %s ns script [arg] [TIMEOUT ms] [MEMORY mib] (to pass the word %s as arg, follow it with a limit: %s ns script %s TIMEOUT 1000)", cl.cmd.Name, w, unit, cl.cmd.Name, arg, cl.cmd.Name, arg)
+		}
 	}
 	maxT, maxM := cl.s.o.MaxEvalTimeout, cl.s.o.MaxEvalMemory
 	err := cl.options(i, map[string]int{"TIMEOUT": 1, "MEMORY": 1}, func(key string, v [][]byte) error {
