@@ -17,21 +17,22 @@ import (
 type RekeyOptions = engine.RekeyOptions
 
 // RekeyReport says what Rekey did.
+// Its JSON is snake_case, like the stats reports', for cube rekey --json.
 type RekeyReport struct {
 	// Already is set when the store was under the new key when Rekey
 	// began (an earlier rekey did the work, and if that one was cut short
 	// this one finished it): nothing was rewritten.
-	Already bool
+	Already bool `json:"already"`
 	// Encrypted says whether the store is now encrypted.
-	Encrypted bool
+	Encrypted bool `json:"encrypted"`
 	// Namespaces, Records and Bytes describe the checkpoint written under
 	// the new key: the store's whole contents.
-	Namespaces int
-	Records    uint64
-	Bytes      int64
+	Namespaces int    `json:"namespaces"`
+	Records    uint64 `json:"records"`
+	Bytes      int64  `json:"checkpoint_bytes"`
 	// CacheRemoved is set when Rekey removed the default WASM compilation
 	// cache (dir/cache/wasm), which holds compiled code in clear.
-	CacheRemoved bool
+	CacheRemoved bool `json:"cache_removed"`
 }
 
 // Rekey moves the stopped store in dir from oldKey to newKey; nil means no
