@@ -11,7 +11,6 @@ import (
 
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/engine/vfs"
-	"golang.org/x/sys/unix"
 )
 
 const benchN = 1 << 20 // points stored for the read benchmarks
@@ -218,7 +217,7 @@ func BenchmarkDurablePut(b *testing.B) {
 			if _, err := f.WriteAt(rec, off); err != nil {
 				b.Fatal(err)
 			}
-			if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			if err := fdatasync(f); err != nil {
 				b.Fatal(err)
 			}
 			off = (off + 128) % size

@@ -15,15 +15,6 @@ import (
 	"github.com/cubelinux/cube/engine/vfs"
 )
 
-// withUmask runs fn with the process umask set to mask. The umask is the
-// whole process's: these tests do not run in parallel.
-func withUmask(t *testing.T, mask int, fn func()) {
-	t.Helper()
-	old := syscall.Umask(mask)
-	defer syscall.Umask(old)
-	fn()
-}
-
 // fillStore writes, checkpoints and writes again, so that the tree holds
 // every kind of file the store makes: FORMAT, LOCK, wal segments and the
 // spare, checkpoints and MANIFEST.

@@ -298,8 +298,7 @@ func testLock(t *testing.T, fsys vfs.FS, dir string) {
 // With the process umask at 0 on the OS; a break seen caught: Create with
 // 0666 in os.go.
 func testModes(t *testing.T, fsys vfs.FS, dir string) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	setUmask(t, 0)
 	f := mustCreate(t, fsys, filepath.Join(dir, "f"), nil)
 	f.Close()
 	l, err := fsys.Lock(filepath.Join(dir, "LOCK"))
