@@ -43,7 +43,7 @@ func formatResult(r Result, jsonMode bool) string {
 			return quote(base64.StdEncoding.EncodeToString(out))
 		}
 		return formatBytes(out)
-	case "function", "symbol", "bigint":
+	case "function", "symbol", "bigint", "lazy":
 		if jsonMode {
 			return quote(string(out))
 		}
@@ -76,6 +76,8 @@ func guessType(out []byte, isJSON bool) string {
 		return "undefined"
 	case bytes.HasPrefix(out, []byte("[Function: ")) && bytes.HasSuffix(out, []byte("]")):
 		return "function"
+	case (bytes.HasPrefix(out, []byte("[cube.region: ")) || bytes.HasPrefix(out, []byte("[cube.V query: "))) && bytes.HasSuffix(out, []byte("]")):
+		return "lazy"
 	case utf8.Valid(out):
 		return "string"
 	}

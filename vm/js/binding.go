@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,10 +48,12 @@ type binding struct {
 	next    uint64
 
 	stringify goja.Callable
-	parse     goja.Callable
-	u8        goja.Value // the original Uint8Array constructor
-	regionPro *goja.Object
-	gizmoPro  *goja.Object
+	// showReplacer is encodeShown's JSON.stringify replacer, made once.
+	showReplacer goja.Value
+	parse        goja.Callable
+	u8           goja.Value // the original Uint8Array constructor
+	regionPro    *goja.Object
+	gizmoPro     *goja.Object
 }
 
 // idx are the property names of array indexes 0–7, so reading a
@@ -290,7 +293,7 @@ func (b *binding) bytesIn(name string, v goja.Value) []byte {
 		return []byte(v.String())
 	}
 	if o, ok := v.(*goja.Object); ok {
-		switch x := o.Export().(type) {
+		switch x := exportOf(o).(type) {
 		case goja.ArrayBuffer:
 			return append([]byte(nil), x.Bytes()...)
 		case []byte:
@@ -393,4 +396,25 @@ func (b *binding) dir(name string, v goja.Value) vm.Direction {
 	}
 	b.throwType("%s: dir must be \"out\", \"in\" or \"both\", got %s", name, strconv.Quote(v.String()))
 	return 0
+}
+
+var (
+	typeArrayBuffer = reflect.TypeOf(goja.ArrayBuffer{})
+	typeBytes       = reflect.TypeOf([]byte(nil))
+	typeGizmo       = reflect.TypeOf((*gizmo)(nil))
+	typeRegionIter  = reflect.TypeOf((*regionIter)(nil))
+)
+
+// exportOf is o's Go value when o is one of the kinds cube's built-ins
+// take from JavaScript (an ArrayBuffer, a Uint8Array, a graph query, a
+// region iterator), and nil for anything else. It never exports another
+// object: Export walks all of a plain object's properties in Go, calling
+// its getters (cube's own throw outside a run) where no time limit can
+// interrupt the walk.
+func exportOf(o *goja.Object) any {
+	switch o.ExportType() {
+	case typeArrayBuffer, typeBytes, typeGizmo, typeRegionIter:
+		return o.Export()
+	}
+	return nil
 }

@@ -16,7 +16,9 @@ type Completion struct {
 	vm.Result
 	// Type is the value's JavaScript type: "undefined", "null", "string",
 	// "number", "boolean", "bigint", "symbol", "function", "bytes"
-	// (Uint8Array or ArrayBuffer) or "object" (arrays included).
+	// (Uint8Array or ArrayBuffer), "lazy" (a region iterator or a graph
+	// query, shown by the calls that read it) or "object" (arrays
+	// included).
 	Type string
 	// JSON reports that Output is JSON text (numbers, booleans, null,
 	// objects and arrays).
@@ -71,7 +73,7 @@ func (b *binding) eval(ctx context.Context, host vm.Host, script string, args []
 	} else if c.Type == "symbol" {
 		c.Output = []byte(v.String())
 	} else {
-		out, isJSON, err := b.encode(v)
+		out, isJSON, err := b.encodeShown(v)
 		if err != nil {
 			return Completion{}, err
 		}
@@ -107,9 +109,11 @@ func typeOf(v goja.Value) string {
 		if _, ok := goja.AssertFunction(o); ok {
 			return "function"
 		}
-		switch o.Export().(type) {
+		switch exportOf(o).(type) {
 		case goja.ArrayBuffer, []byte:
 			return "bytes"
+		case *regionIter, *gizmo:
+			return "lazy"
 		}
 		return "object"
 	}

@@ -167,7 +167,7 @@ func (b *binding) installGizmoProto() {
 	r := b.r
 	self := func(name string, this goja.Value) *gizmo {
 		if o, ok := this.(*goja.Object); ok {
-			if g, ok := o.Export().(*gizmo); ok && g.b == b {
+			if g, ok := exportOf(o).(*gizmo); ok && g.b == b {
 				return g
 			}
 		}

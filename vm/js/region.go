@@ -101,7 +101,7 @@ func (b *binding) installRegionProto() {
 	r := b.r
 	self := func(name string, this goja.Value) *regionIter {
 		if o, ok := this.(*goja.Object); ok {
-			if it, ok := o.Export().(*regionIter); ok && it.b == b {
+			if it, ok := exportOf(o).(*regionIter); ok && it.b == b {
 				return it
 			}
 		}

@@ -2,6 +2,7 @@ package js
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -35,7 +36,7 @@ func (b *binding) encode(v goja.Value) (out []byte, isJSON bool, err error) {
 		return []byte(v.String()), false, nil
 	}
 	if o, ok := v.(*goja.Object); ok {
-		switch x := o.Export().(type) {
+		switch x := exportOf(o).(type) {
 		case goja.ArrayBuffer:
 			return append([]byte(nil), x.Bytes()...), false, nil
 		case []byte:
@@ -108,4 +109,83 @@ func toError(err error, failure *vm.Error, shift int) *vm.Error {
 		}
 	}
 	return e
+}
+
+// encodeShown is encode for a completion value a person reads (the REPL's,
+// EVAL's): inside objects and arrays, what JSON has no form for is shown
+// by a string that says what it is instead of vanishing — functions as
+// "[Function: cube.get]", bytes as "Uint8Array(3) [1,2,3]", a region
+// iterator or a graph query with the calls that read it. A program's
+// output (Run) keeps encode's plain JSON.
+func (b *binding) encodeShown(v goja.Value) (out []byte, isJSON bool, err error) {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return b.encode(v)
+	}
+	switch exportOf(o).(type) {
+	case goja.ArrayBuffer, []byte:
+		return b.encode(v) // the bytes themselves
+	case *regionIter, *gizmo:
+		return []byte(b.shownAs(o)), false, nil
+	}
+	if b.showReplacer == nil {
+		b.showReplacer = b.r.ToValue(func(call goja.FunctionCall) goja.Value {
+			o, ok := call.Argument(1).(*goja.Object)
+			if !ok {
+				return call.Argument(1)
+			}
+			if s := b.shownAs(o); s != "" {
+				return b.r.ToValue(s)
+			}
+			return o
+		})
+	}
+	s, err := b.stringify(goja.Undefined(), v, b.showReplacer)
+	if err != nil {
+		return nil, false, toError(err, b.failed(), 0)
+	}
+	if goja.IsUndefined(s) {
+		return nil, false, nil
+	}
+	return []byte(s.String()), true, nil
+}
+
+// shownAs is how encodeShown writes o, or "" to encode it as JSON does.
+func (b *binding) shownAs(o *goja.Object) string {
+	if _, ok := goja.AssertFunction(o); ok {
+		name := ""
+		if n := o.Get("name"); n != nil {
+			name = n.String()
+		}
+		return "[Function: " + name + "]"
+	}
+	switch x := exportOf(o).(type) {
+	case goja.ArrayBuffer:
+		return showBytes("ArrayBuffer", x.Bytes())
+	case []byte:
+		return showBytes("Uint8Array", x)
+	case *regionIter:
+		return "[cube.region: lazy; [...it], it.toArray() or it.count() reads it]"
+	case *gizmo:
+		return "[cube.V query: lazy; .all(), .count() or .first() runs it]"
+	}
+	return ""
+}
+
+// showBytes writes up to 16 bytes of b, as Node.js shows a typed array.
+func showBytes(kind string, b []byte) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s(%d) [", kind, len(b))
+	for i, c := range b {
+		if i == 16 {
+			s.WriteString(", ...")
+			break
+		}
+		if i > 0 {
+			s.WriteString(", ")
+		}
+		fmt.Fprint(&s, c)
+	}
+	s.WriteString("]")
+	return s.String()
 }
