@@ -2,11 +2,12 @@
 // namespaces hold values at integer coordinates and labelled edges, plus
 // the programs (WebAssembly or JavaScript) registered in them.
 //
-//	db, err := cube.Open("cube.data", cube.Options{})
-//	ns, err := db.CreateNamespace(ctx, "world", engine.NamespaceOptions{Dims: 3})
+//	db, err := cube.Open(dir, cube.Options{})
+//	ns, err := db.CreateNamespace(ctx, "world", cube.NamespaceOptions{Dims: 3})
 //	err = ns.Put(ctx, []int32{1, 2, 3}, []byte("hello"))
-//	info, err := db.Prog(ctx, "world", "hello", vm.JS, []byte(`function run(a) { return cube.get([1,2,3]) }`), cube.ProgOptions{ReadOnly: true})
-//	res, err := db.Run(ctx, "world", "hello", nil) // res.Output == "hello"
+//	info, err := db.Prog(ctx, "world", "greet", cube.JS, []byte(`function run(a) { return cube.get([1,2,3]) }`), cube.ProgOptions{ReadOnly: true})
+//	res, err := db.Run(ctx, "world", "greet", nil)
+//	fmt.Printf("%s: %s\n", info.Name, res.Output) // greet: hello
 //
 // The engine package is the store itself (values, regions, edges, walks,
 // transactions, durability); the plugins package is the program registry

@@ -6,11 +6,47 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
+	"testing"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
-	"github.com/cubelinux/cube/vm"
 )
+
+// Example_quickstart is the package documentation's snippet (doc.go), run;
+// the documentation leaves out the error checks.
+func Example_quickstart() {
+	dir, err := os.MkdirTemp("", "cube-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	db, err := cube.Open(dir, cube.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	ns, err := db.CreateNamespace(ctx, "world", cube.NamespaceOptions{Dims: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = ns.Put(ctx, []int32{1, 2, 3}, []byte("hello"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	info, err := db.Prog(ctx, "world", "greet", cube.JS, []byte(`function run(a) { return cube.get([1,2,3]) }`), cube.ProgOptions{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := db.Run(ctx, "world", "greet", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s: %s\n", info.Name, res.Output) // greet: hello
+	// Output:
+	// greet: hello
+}
 
 // Example opens a store, writes values, registers a JavaScript program and
 // a WebAssembly one (testdata/get.wat, built with wat2wasm), and runs
@@ -28,7 +64,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	ns, err := db.CreateNamespace(ctx, "world", engine.NamespaceOptions{Dims: 3})
+	ns, err := db.CreateNamespace(ctx, "world", cube.NamespaceOptions{Dims: 3})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,7 +80,7 @@ func Example() {
 		for (const p of cube.region([0, 0, 0], [9, 9, 9])) s += Number(p.v)
 		return {sum: s}
 	}`
-	if _, err := db.Prog(ctx, "world", "sum", vm.JS, []byte(sum), cube.ProgOptions{ReadOnly: true}); err != nil {
+	if _, err := db.Prog(ctx, "world", "sum", cube.JS, []byte(sum), cube.ProgOptions{ReadOnly: true}); err != nil {
 		log.Fatal(err)
 	}
 	res, err := db.Run(ctx, "world", "sum", nil)
@@ -58,7 +94,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	info, err := db.Prog(ctx, "world", "get", vm.WASM, code, cube.ProgOptions{ReadOnly: true})
+	info, err := db.Prog(ctx, "world", "get", cube.WASM, code, cube.ProgOptions{ReadOnly: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,4 +121,74 @@ func Example() {
 	// get [2 0 0]: 30 (version: 64 hex digits)
 	// sum: {"sum":100}
 	// sum: 2 runs
+}
+
+// TestSnippetsAreExamples: the code shown in the documentation is code an
+// Example runs. Every line of doc.go's snippet must appear, in order, in
+// Example_quickstart, and every line of README.md's "Using the engine"
+// block in engine's Example (comment lines and blank lines aside; the
+// examples add the error checks and the printing).
+//
+// Seen to fail: with README's Walk line starting from "start" (a name the
+// example does not have), and with doc.go's snippet naming vm.JS again.
+func TestSnippetsAreExamples(t *testing.T) {
+	read := func(name string) string {
+		t.Helper()
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// between returns the text after the first start and before the next end.
+	between := func(s, start, end, what string) string {
+		t.Helper()
+		i := strings.Index(s, start)
+		if i < 0 {
+			t.Fatalf("%s: %q not found", what, start)
+		}
+		s = s[i+len(start):]
+		j := strings.Index(s, end)
+		if j < 0 {
+			t.Fatalf("%s: %q not found after %q", what, end, start)
+		}
+		return s[:j]
+	}
+	var doc []string
+	for _, l := range strings.Split(read("doc.go"), "\n") {
+		if code, ok := strings.CutPrefix(l, "//\t"); ok {
+			doc = append(doc, code)
+		}
+	}
+	readme := strings.Split(between(read("README.md"), "## Using the engine\n\n```go\n", "```\n", "README.md"), "\n")
+	for _, c := range []struct {
+		what    string
+		snippet []string
+		file    string
+		fn      string
+	}{
+		{"doc.go", doc, "example_test.go", "func Example_quickstart() {\n"},
+		{"README.md's Using the engine", readme, "engine/example_test.go", "func Example() {\n"},
+	} {
+		body := strings.Split(between(read(c.file), c.fn, "\n}\n", c.file), "\n")
+		var code []string
+		for _, l := range c.snippet {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "//") {
+				code = append(code, l)
+			}
+		}
+		if len(code) < 5 {
+			t.Errorf("%s: only %d lines of code found; has the snippet moved?", c.what, len(code))
+		}
+		for _, l := range code {
+			for len(body) > 0 && strings.TrimSpace(body[0]) != l {
+				body = body[1:]
+			}
+			if len(body) == 0 {
+				t.Errorf("%s: %q is not in %s's %s (in this order)", c.what, l, c.file, strings.TrimSpace(strings.TrimSuffix(c.fn, "{\n")))
+				break
+			}
+			body = body[1:]
+		}
+	}
 }
