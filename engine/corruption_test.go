@@ -16,15 +16,13 @@ import (
 )
 
 // logged makes a store whose state lives only in its log: n puts in tiny
-// segments, then a crash before any checkpoint.
-func logged(t *testing.T, n int) *vfs.MemFS {
+// segments, then a crash before any checkpoint. opts go to openStore: a
+// test that damages the log and leaves it so passes noVerify.
+func logged(t *testing.T, n int, opts ...storeOpt) *vfs.MemFS {
 	t.Helper()
 	mem := vfs.NewMem()
 	fs, kill := incarnation(mem, 0)
-	db, err := engine.Open("/d", engine.Options{FS: fs, SegmentSize: 4 << 10, CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, "/d", engine.Options{FS: fs, SegmentSize: 4 << 10, CheckpointInterval: -1}, append([]storeOpt{verifyOn(mem)}, opts...)...)
 	ns, err := db.CreateNamespace(ctx, "c", engine.NamespaceOptions{Dims: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +117,7 @@ func TestCorruptionMidLogRefusesToOpen(t *testing.T) {
 		t.Fatal("refused open modified the segment")
 	}
 
-	db, err := engine.Open("/d", engine.Options{FS: mem, Repair: true})
+	db, err := openStore(t, "/d", engine.Options{FS: mem, Repair: true})
 	if err != nil {
 		t.Fatalf("open with repair: %v", err)
 	}
@@ -152,7 +150,7 @@ func TestTornTailRecovers(t *testing.T) {
 	}
 	// Tear the last record: garbage over its final bytes.
 	writeFile(t, mem, last, int64(end-5), []byte{0xde, 0xad, 0xbe, 0xef, 0x01})
-	db, err := engine.Open("/d", engine.Options{FS: mem})
+	db, err := openStore(t, "/d", engine.Options{FS: mem})
 	if err != nil {
 		t.Fatalf("open with a torn tail: %v", err)
 	}
@@ -173,10 +171,7 @@ func TestOpenRefusals(t *testing.T) {
 	other := bytes.Repeat([]byte{2}, 32)
 	mem := vfs.NewMem()
 	fs, kill := incarnation(mem, 0)
-	db, err := engine.Open("/d", engine.Options{FS: fs, EncryptionKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, "/d", engine.Options{FS: fs, EncryptionKey: key}, verifyOn(mem))
 	ns, _ := db.CreateNamespace(ctx, "s", engine.NamespaceOptions{Dims: 1})
 	ns.Put(ctx, []int32{1}, []byte("secret"))
 
@@ -197,10 +192,7 @@ func TestOpenRefusals(t *testing.T) {
 	if after := snapshotFiles(t, mem, "/d"); !equalFiles(before, after) {
 		t.Fatal("a refused open changed the data directory")
 	}
-	db, err = engine.Open("/d", engine.Options{FS: mem, EncryptionKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = mustOpen(t, "/d", engine.Options{FS: mem, EncryptionKey: key})
 	ns, _ = db.Namespace("s")
 	if v, err := ns.Get(ctx, []int32{1}); err != nil || string(v) != "secret" {
 		t.Fatalf("get = %q, %v", v, err)
@@ -209,7 +201,8 @@ func TestOpenRefusals(t *testing.T) {
 
 	// A plain store refuses a key; a newer format is refused.
 	plain := vfs.NewMem()
-	db, _ = engine.Open("/p", engine.Options{FS: plain})
+	// The FORMAT written below claims a format this engine does not read.
+	db = mustOpen(t, "/p", engine.Options{FS: plain}, noVerify("its FORMAT is made to claim format 99"))
 	db.Close()
 	if _, err := engine.Open("/p", engine.Options{FS: plain, EncryptionKey: key}); !errors.Is(err, engine.ErrWrongKey) {
 		t.Fatalf("key on a plain store: %v", err)
@@ -224,10 +217,7 @@ func TestOpenRefusals(t *testing.T) {
 
 func TestLockAcrossProcessesOnOS(t *testing.T) {
 	dir := t.TempDir()
-	db, err := engine.Open(dir, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, dir, engine.Options{})
 	defer db.Close()
 	if _, err := engine.Open(dir, engine.Options{}); !errors.Is(err, engine.ErrLocked) {
 		t.Fatalf("second open of %s: %v", dir, err)
@@ -271,7 +261,7 @@ func equalFiles(a, b map[string][]byte) bool {
 }
 
 func TestVerify(t *testing.T) {
-	mem := logged(t, 300)
+	mem := logged(t, 300, noVerify("a byte of its log is flipped to see Verify find it"))
 	rep, err := engine.Verify("/d", engine.VerifyOptions{FS: mem})
 	if err != nil {
 		t.Fatalf("verify of a sound directory: %v", err)
@@ -305,7 +295,7 @@ func TestVerify(t *testing.T) {
 // payload's offset instead of the segment at the record's.
 func TestCorruptionNamesTheFileAndSaysWhatToDo(t *testing.T) {
 	t.Run("op that does not decode", func(t *testing.T) {
-		mem := logged(t, 10)
+		mem := logged(t, 10, noVerify("its first record is made an op that does not decode"))
 		seg := "/d/wal/00000000000000000001.wal"
 		b := readFile(t, mem, seg)
 		const rec = 64 // the first record: the namespace's creation
@@ -331,10 +321,7 @@ func TestCorruptionNamesTheFileAndSaysWhatToDo(t *testing.T) {
 	})
 	t.Run("checkpoint block", func(t *testing.T) {
 		mem := vfs.NewMem()
-		db, err := engine.Open("/d", engine.Options{FS: mem, CheckpointInterval: -1, SegmentSize: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := mustOpen(t, "/d", engine.Options{FS: mem, CheckpointInterval: -1, SegmentSize: 64 << 10}, noVerify("a byte of its checkpoint is flipped"))
 		ns, err := db.CreateNamespace(ctx, "c", engine.NamespaceOptions{Dims: 1})
 		if err != nil {
 			t.Fatal(err)

@@ -148,7 +148,7 @@ func TestProcessCrash(t *testing.T) {
 		}
 		checked += n
 
-		db, err := engine.Open(dir, engine.Options{})
+		db, err := openStore(t, dir, engine.Options{})
 		if err != nil {
 			t.Fatalf("cycle %d: reopen: %v", cycle, err)
 		}

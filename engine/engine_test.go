@@ -16,17 +16,32 @@ import (
 
 var ctx = context.Background()
 
-func openMem(t testing.TB, fs vfs.FS, o engine.Options) *engine.DB {
+// openMem opens the store at /data on fs (see openStore: it is verified
+// when the test ends).
+func openMem(t testing.TB, fs vfs.FS, o engine.Options, opts ...storeOpt) *engine.DB {
 	t.Helper()
 	o.FS = fs
 	if o.SegmentSize == 0 {
 		o.SegmentSize = 256 << 10
 	}
-	db, err := engine.Open("/data", o)
-	if err != nil {
-		t.Fatalf("open: %v", err)
+	return mustOpen(t, "/data", o, opts...)
+}
+
+// openMortal is openMem on an incarnation of mem. crash ends it as a
+// power loss would: the incarnation dies, mem keeps exactly what was
+// synced, and the dead store is closed, which only stops its goroutines.
+// A store left open across a crash of its MemFS is not dead: its Close
+// (at the end of the test at the latest) would write a checkpoint into
+// the store opened after it.
+func openMortal(t testing.TB, mem *vfs.MemFS, o engine.Options) (db *engine.DB, crash func()) {
+	t.Helper()
+	fs, kill := incarnation(mem, 0)
+	db = openMem(t, fs, o, verifyOn(mem))
+	return db, func() {
+		kill()
+		mem.CrashClean()
+		db.Close()
 	}
-	return db
 }
 
 func mustNS(t testing.TB, db *engine.DB, name string, dims int) *engine.Namespace {
@@ -79,7 +94,7 @@ func TestPutGetDeleteReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openMem(t, fs, engine.Options{})
+	db, crash := openMortal(t, fs, engine.Options{})
 	check(db, 99)
 	// And from the log alone, without the checkpoint Close wrote: crash
 	// after more writes.
@@ -87,7 +102,7 @@ func TestPutGetDeleteReopen(t *testing.T) {
 	if err := ns.Put(ctx, []int32{1000, 0, 0}, []byte("after")); err != nil {
 		t.Fatal(err)
 	}
-	fs.CrashClean()
+	crash()
 	db = openMem(t, fs, engine.Options{})
 	check(db, 100)
 	ns, _ = db.Namespace("world")
@@ -217,7 +232,7 @@ func TestRegionMatchesBruteForce(t *testing.T) {
 
 func TestTransactions(t *testing.T) {
 	fs := vfs.NewMem()
-	db := openMem(t, fs, engine.Options{})
+	db, crash := openMortal(t, fs, engine.Options{})
 	ns := mustNS(t, db, "t", 2)
 	boom := errors.New("boom")
 	err := ns.Update(ctx, func(tx *engine.Tx) error {
@@ -272,7 +287,7 @@ func TestTransactions(t *testing.T) {
 		t.Fatalf("meta %q %v", v, ok)
 	}
 	snap.Release()
-	fs.CrashClean()
+	crash()
 	db = openMem(t, fs, engine.Options{})
 	defer db.Close()
 	ns, _ = db.Namespace("t")
@@ -289,7 +304,7 @@ func TestTransactions(t *testing.T) {
 
 func TestEdgesWalksPaths(t *testing.T) {
 	fs := vfs.NewMem()
-	db := openMem(t, fs, engine.Options{})
+	db, crash := openMortal(t, fs, engine.Options{})
 	ns := mustNS(t, db, "g", 1)
 	link := func(a, b int32, label string, w float64) {
 		t.Helper()
@@ -352,7 +367,7 @@ func TestEdgesWalksPaths(t *testing.T) {
 	if _, err := db.Checkpoint(ctx); err != nil { // a delta with a tombstone
 		t.Fatal(err)
 	}
-	fs.CrashClean()
+	crash()
 	db = openMem(t, fs, engine.Options{})
 	defer db.Close()
 	ns, _ = db.Namespace("g")
@@ -367,7 +382,7 @@ func TestEdgesWalksPaths(t *testing.T) {
 
 func TestNamespacesArePartitions(t *testing.T) {
 	fs := vfs.NewMem()
-	db := openMem(t, fs, engine.Options{})
+	db, crash := openMortal(t, fs, engine.Options{})
 	a := mustNS(t, db, "a", 2)
 	b := mustNS(t, db, "b", 2)
 	a.Put(ctx, []int32{1, 1}, []byte("in a"))
@@ -384,7 +399,7 @@ func TestNamespacesArePartitions(t *testing.T) {
 	if a2.Info().Values != 0 {
 		t.Fatal("recreated namespace has old values")
 	}
-	fs.CrashClean()
+	crash()
 	db = openMem(t, fs, engine.Options{})
 	defer db.Close()
 	infos := db.Namespaces()
@@ -398,8 +413,7 @@ func TestNamespacesArePartitions(t *testing.T) {
 // decoding must not carry one op's fields into the next.
 func TestReplayMixedOps(t *testing.T) {
 	mem := vfs.NewMem()
-	fs, kill := incarnation(mem, 0)
-	db := openMem(t, fs, engine.Options{})
+	db, crash := openMortal(t, mem, engine.Options{})
 	a := mustNS(t, db, "a", 3)
 	b := mustNS(t, db, "b", 2)
 	a.Put(ctx, []int32{1, 2, 3}, []byte("a"))
@@ -409,9 +423,7 @@ func TestReplayMixedOps(t *testing.T) {
 	}
 	a.Put(ctx, []int32{4, 5, 6}, []byte("a2"))
 	b.Update(ctx, func(tx *engine.Tx) error { return tx.SetMeta("k2", []byte("v2")) })
-	kill()
-	mem.CrashClean()
-	db.Close()
+	crash()
 	db = openMem(t, mem, engine.Options{})
 	defer db.Close()
 	b, _ = db.Namespace("b")

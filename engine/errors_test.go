@@ -31,11 +31,9 @@ func failing(mem *vfs.MemFS, kind vfs.OpKind, in string) (vfs.FS, *atomic.Bool) 
 // Verify cases); restoring %w made them pass.
 func TestEIOIsMatchableFromTheTop(t *testing.T) {
 	t.Run("write", func(t *testing.T) {
-		fs, armed := failing(vfs.NewMem(), vfs.OpSync, "/wal/")
-		db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		mem := vfs.NewMem()
+		fs, armed := failing(mem, vfs.OpSync, "/wal/")
+		db := mustOpen(t, "/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 64 << 10}, verifyOn(mem))
 		defer db.Close()
 		ns, err := db.CreateNamespace(ctx, "n", engine.NamespaceOptions{Dims: 1})
 		if err != nil {
@@ -54,10 +52,7 @@ func TestEIOIsMatchableFromTheTop(t *testing.T) {
 	stored := func(t *testing.T) *vfs.MemFS {
 		mem := vfs.NewMem()
 		fs, kill := incarnation(mem, 0)
-		db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := mustOpen(t, "/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 64 << 10}, verifyOn(mem))
 		ns, err := db.CreateNamespace(ctx, "n", engine.NamespaceOptions{Dims: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +86,7 @@ func TestEIOIsMatchableFromTheTop(t *testing.T) {
 				t.Errorf("Verify: %v; want EIO, not corruption", err)
 			}
 			armed.Store(false)
-			db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 64 << 10})
+			db, err := openStore(t, "/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 64 << 10}, verifyOn(mem))
 			if err != nil {
 				t.Fatalf("Open once the disk reads again: %v", err)
 			}

@@ -38,10 +38,7 @@ func TestFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mem := vfs.NewMem()
-			db, err := engine.Open("/d", engine.Options{FS: vfs.NewFaulty(mem, c.inj()), SegmentSize: 64 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			db := mustOpen(t, "/d", engine.Options{FS: vfs.NewFaulty(mem, c.inj()), SegmentSize: 64 << 10}, verifyOn(mem))
 			ns, err := db.CreateNamespace(ctx, "f", engine.NamespaceOptions{Dims: 2})
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +69,7 @@ func TestFaults(t *testing.T) {
 			}
 			db.Close()
 			mem.CrashClean()
-			db, err = engine.Open("/d", engine.Options{FS: mem})
+			db, err = openStore(t, "/d", engine.Options{FS: mem})
 			if err != nil {
 				t.Fatalf("reopen after %s: %v", c.name, err)
 			}

@@ -118,7 +118,7 @@ func TestPowerLossGroupCommit(t *testing.T) {
 	for round := 0; round < rounds; round++ {
 		gate, fs := newSyncGate(mem)
 		opts.FS = fs
-		db, err := engine.Open("/d", opts)
+		db, err := openStore(t, "/d", opts, verifyOn(mem))
 		if err != nil {
 			t.Fatalf("round %d: open: %v", round, err)
 		}
@@ -238,7 +238,7 @@ func TestPowerLossGroupCommit(t *testing.T) {
 		db.Close() // its files are dead: this only stops its goroutines
 
 		gate, opts.FS = newSyncGate(mem)
-		db, err = engine.Open("/d", opts)
+		db, err = openStore(t, "/d", opts, verifyOn(mem))
 		if err != nil {
 			t.Fatalf("round %d: reopen after crash: %v", round, err)
 		}

@@ -37,12 +37,9 @@ func TestOpen_MustExist(t *testing.T) {
 	}
 
 	store := filepath.Join(base, "store")
-	db, err := engine.Open(store, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, store, engine.Options{})
 	db.Close()
-	db, err = engine.Open(store, engine.Options{MustExist: true})
+	db, err := openStore(t, store, engine.Options{MustExist: true})
 	if err != nil {
 		t.Fatalf("Open of an existing store with MustExist: %v", err)
 	}

@@ -20,10 +20,7 @@ import (
 // spare, checkpoints and MANIFEST.
 func fillStore(t *testing.T, dir string) {
 	t.Helper()
-	db, err := engine.Open(dir, engine.Options{CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, dir, engine.Options{CheckpointInterval: -1})
 	ns := mustNS(t, db, "p", 1)
 	for i := range 10 {
 		if err := ns.Put(ctx, []int32{int32(i)}, []byte("secret")); err != nil {
@@ -120,10 +117,7 @@ func TestLooseStoreIsTightened(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logged bytes.Buffer
-	db, err := engine.Open(dir, engine.Options{CheckpointInterval: -1, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, dir, engine.Options{CheckpointInterval: -1, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	ns, err := db.Namespace("p")
 	if err != nil {
 		t.Fatal(err)

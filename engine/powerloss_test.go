@@ -118,7 +118,7 @@ func runPowerLoss(t *testing.T, cfg powerConfig, seed uint64) {
 	opts := engine.Options{Sync: cfg.sync, SyncInterval: 2 * time.Millisecond, SegmentSize: cfg.segment, EncryptionKey: key, CheckpointInterval: -1}
 	open := func() *engine.DB {
 		opts.FS, kill = incarnation(mem, 50*time.Microsecond)
-		db, err := engine.Open("/d", opts)
+		db, err := openStore(t, "/d", opts, verifyOn(mem))
 		if err != nil {
 			fail("open: %v", err)
 		}

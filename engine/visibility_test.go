@@ -21,16 +21,14 @@ func TestReadersNeverSeeUndurableWrites(t *testing.T) {
 	gate := make(chan struct{})
 	open := sync.OnceFunc(func() { close(gate) })
 	var holding atomic.Bool
-	fs := vfs.NewFaulty(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+	mem := vfs.NewMem()
+	fs := vfs.NewFaulty(mem, vfs.InjectorFunc(func(op vfs.Op) error {
 		if op.Kind == vfs.OpSync && holding.Load() && strings.Contains(op.Path, "/wal/") {
 			<-gate
 		}
 		return nil
 	}))
-	db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 256 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := mustOpen(t, "/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 256 << 10}, verifyOn(mem))
 	defer db.Close()
 	defer open() // runs before Close: a failing test must not leave the writer stuck
 	ns := mustNS(t, db, "v", 1)
@@ -100,16 +98,14 @@ func heldFsync(t *testing.T) (db *engine.DB, hold func(), release func()) {
 	gate := make(chan struct{})
 	open := sync.OnceFunc(func() { close(gate) })
 	var holding atomic.Bool
-	fs := vfs.NewFaulty(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+	mem := vfs.NewMem()
+	fs := vfs.NewFaulty(mem, vfs.InjectorFunc(func(op vfs.Op) error {
 		if op.Kind == vfs.OpSync && holding.Load() && strings.Contains(op.Path, "/wal/") {
 			<-gate
 		}
 		return nil
 	}))
-	db, err := engine.Open("/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 256 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = mustOpen(t, "/d", engine.Options{FS: fs, CheckpointInterval: -1, SegmentSize: 256 << 10}, verifyOn(mem))
 	release = func() { holding.Store(false); open() }
 	t.Cleanup(func() { release(); db.Close() })
 	return db, func() { holding.Store(true) }, release
