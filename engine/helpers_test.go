@@ -23,6 +23,11 @@ import (
 // A test that damages a store on purpose passes noVerify; one whose
 // store's file system dies with its process (incarnation, a sync gate)
 // passes verifyOn with the file system underneath.
+//
+// Seen catching: the checkpoint writer dropping its second record while
+// counting it (a footer that does not match its file) failed 18 top-level
+// tests, 10 of them only through this check; without it 8 failed, those
+// that reopen after a checkpoint.
 func openStore(t testing.TB, dir string, o engine.Options, opts ...storeOpt) (*engine.DB, error) {
 	t.Helper()
 	db, err := engine.Open(dir, o)
