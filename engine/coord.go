@@ -67,12 +67,3 @@ func checkWeight(w float64) error {
 	}
 	return nil
 }
-
-func inBox(c *pkey, min, max []int32) bool {
-	for i := range min {
-		if c[i] < min[i] || c[i] > max[i] {
-			return false
-		}
-	}
-	return true
-}

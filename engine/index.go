@@ -237,32 +237,3 @@ func treeGet(t *btree.BTreeG[vitem], cv *curve.Curve, c []int32) ([]byte, uint64
 	}
 	return it.val, it.lsn, true
 }
-
-// scanTree calls fn for every live item of t inside [min, max] in curve
-// order until fn returns false. ranges is scratch space.
-func scanTree(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func(c *pkey, val []byte) bool) {
-	ranges := cv.Ranges(min, max, 0)
-	stop := false
-	var c pkey // one, reused: its address must not make each item escape
-	for _, r := range ranges {
-		hi := r.Hi
-		// Ascend walks nodes recursively with a callback, cheaper per
-		// item than the tree's iterator with its explicit stack.
-		t.Ascend(vitem{key: r.Lo}, func(item vitem) bool {
-			if hi.Less(item.key) {
-				return false
-			}
-			if item.lsn&tombBit == 0 && inBox(&item.c, min, max) {
-				c = item.c
-				if !fn(&c, item.val) {
-					stop = true
-					return false
-				}
-			}
-			return true
-		})
-		if stop {
-			return
-		}
-	}
-}

@@ -59,20 +59,30 @@ func (m *hmachine) rotl(x uint8, r uint8) uint8 {
 	return (x<<r | x>>(m.n-r)) & m.mask
 }
 
+// mod reduces x < 2n modulo n. The state machine runs on every level of
+// every key and cell walk, and a division by the variable n cost more than
+// the rest of a step together.
+func (m *hmachine) mod(x uint8) uint8 {
+	if x >= m.n {
+		x -= m.n
+	}
+	return x
+}
+
 // next returns the state below sub-cell w of a cell in state (e, d).
 func (m *hmachine) next(e, d, w uint8) (uint8, uint8) {
-	r := (d + 1) % m.n
-	return e ^ m.rotl(m.entry[w], r), (d + m.dir[w] + 1) % m.n
+	r := m.mod(d + 1)
+	return e ^ m.rotl(m.entry[w], r), m.mod(r + m.dir[w])
 }
 
 // enc maps the Morton digit l to the Hilbert digit in state (e, d).
 func (m *hmachine) enc(e, d, l uint8) uint8 {
-	return m.ginv[m.rotr(l^e, (d+1)%m.n)]
+	return m.ginv[m.rotr(l^e, m.mod(d+1))]
 }
 
 // dec maps the Hilbert digit w to the Morton digit in state (e, d).
 func (m *hmachine) dec(e, d, w uint8) uint8 {
-	return m.rotl(w^w>>1, (d+1)%m.n) ^ e
+	return m.rotl(w^w>>1, m.mod(d+1)) ^ e
 }
 
 // startState is the state at the top level. Starting with d = 0 makes the

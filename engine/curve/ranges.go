@@ -86,13 +86,16 @@ type gapItem struct {
 	idx  int32
 }
 
-// split describes how the children of a cell meet the box: bit n-1-j of
+// cut describes how the children of a cell meet the box: bit n-1-j of
 // i0 (i1) is set when the low (high) half of the cell on axis j meets the
 // box, and f0/f1 when it lies inside it on that axis.
+type cut struct{ i0, i1, f0, f1 uint8 }
+
+// split is a cut with the sizes refine weighs cells by.
 type split struct {
-	i0, i1, f0, f1 uint8
-	ov0, ov1       [8]float64 // overlap lengths per axis
-	nkids          int
+	cut
+	ov0, ov1 [8]float64 // overlap lengths per axis
+	nkids    int
 }
 
 func (c *Curve) splitCell(nd *rnode, b *box, sp *split, withVolume bool) {
@@ -129,8 +132,8 @@ func (c *Curve) splitCell(nd *rnode, b *box, sp *split, withVolume bool) {
 }
 
 // meets and inside test a child's Morton digit l against a split.
-func (sp *split) meets(l, mask uint8) bool  { return (l&^sp.i1|^l&^sp.i0)&mask == 0 }
-func (sp *split) inside(l, mask uint8) bool { return (l&^sp.f1|^l&^sp.f0)&mask == 0 }
+func (x *cut) meets(l, mask uint8) bool  { return (l&^x.i1|^l&^x.i0)&mask == 0 }
+func (x *cut) inside(l, mask uint8) bool { return (l&^x.f1|^l&^x.f0)&mask == 0 }
 func (c *Curve) digitL(nd *rnode, w uint8) uint8 {
 	if c.kind == Hilbert {
 		return c.m.dec(nd.e, nd.d, w)
