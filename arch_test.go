@@ -17,6 +17,10 @@ import (
 // (nor their subpackages). examples/ are not a layer: they show the
 // engine on its own and may import it.
 //
+// docs/ARCHITECTURE.md is the map these rules keep (every package, what
+// it owns, who may import it), and docs/DESIGN.md says why the layers are
+// cut where they are; change them with the rules.
+//
 // Seen to fail: with server/args.go importing engine again (and using
 // engine.ErrNoNamespace), and with repl/embedded.go importing
 // engine/curve.
