@@ -37,6 +37,7 @@ type Cursor struct {
 // frame is one cell on the cursor's path and how its children meet the box.
 type frame struct {
 	nd  rnode
+	hi  Key // the cell's last key
 	cut cut
 	w   uint16 // the next child (Hilbert digit) to look at
 }
@@ -66,14 +67,16 @@ func (cu *Cursor) restart() {
 		cu.hasRun = true
 		return
 	}
-	cu.push(&cu.root)
+	cu.stack[0].nd = cu.root
+	cu.push()
 }
 
-func (cu *Cursor) push(nd *rnode) {
+// push makes the cell already written at stack[depth].nd the top.
+func (cu *Cursor) push() {
 	f := &cu.stack[cu.depth]
-	f.nd = *nd
+	f.hi = cu.c.cellHi(&f.nd)
 	var sp split
-	cu.c.splitCell(nd, &cu.b, &sp, false)
+	cu.c.splitCell(&f.nd, &cu.b, &sp, false)
 	f.cut, f.w = sp.cut, 0
 	cu.depth++
 }
@@ -128,9 +131,7 @@ func (cu *Cursor) Seek(k Key) (lo, hi Key, ok bool) {
 	width := uint16(1) << n
 	// Leave the cells that end before k.
 	for cu.depth > 0 {
-		nd := &cu.stack[cu.depth-1].nd
-		h := c.cellHi(nd)
-		if !h.Less(k) {
+		if !cu.stack[cu.depth-1].hi.Less(k) {
 			break
 		}
 		cu.depth--
@@ -157,15 +158,17 @@ func (cu *Cursor) Seek(k Key) (lo, hi Key, ok bool) {
 				continue
 			}
 			f.w = w + 1
-			var ch rnode
-			c.child(&f.nd, uint8(w), l, &ch)
+			// The child goes to the next slot, as the top if it straddles
+			// the box's edge; a cell at the last level never does.
+			ch := &cu.stack[cu.depth].nd
+			c.child(&f.nd, uint8(w), l, ch)
 			if f.cut.inside(l, mask) {
-				cu.run = Range{ch.lo, c.cellHi(&ch)}
+				cu.run = Range{ch.lo, c.cellHi(ch)}
 				cu.hasRun = true
 				return cu.run.Lo, cu.run.Hi, true
 			}
 			within = within && w == kw
-			cu.push(&ch)
+			cu.push()
 			descended = true
 			break
 		}

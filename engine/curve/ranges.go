@@ -165,17 +165,16 @@ func (c *Curve) root(b *box) rnode {
 	}
 	var r rnode
 	r.e, r.d = startE, startD
-	for t := uint(0); t < level; t++ {
-		var l uint8
-		for j := 0; j < c.dims; j++ {
-			l = l<<1 | uint8(b.lo[j]>>(31-t)&1)
+	// The cell's keys start with those of its corner b.lo. Encoding the
+	// corner whole runs from tables; only the state below the cell is
+	// then stepped level by level.
+	u := b.lo
+	r.lo = c.encodeU(&u)
+	clearFrom(&r.lo, level*c.n)
+	if c.kind == Hilbert {
+		for t := uint(0); t < level; t++ {
+			r.e, r.d = c.m.next(r.e, r.d, uint8(getBits(&r.lo, t*c.n, c.n)))
 		}
-		w := l
-		if c.kind == Hilbert {
-			w = c.m.enc(r.e, r.d, l)
-			r.e, r.d = c.m.next(r.e, r.d, w)
-		}
-		orBits(&r.lo, t*c.n, c.n, uint64(w))
 	}
 	r.level = uint8(level)
 	for j := 0; j < c.dims; j++ {
