@@ -14,8 +14,23 @@ import (
 // operating system's file system.
 type Options struct {
 	// Engine configures the store: file system, sync mode, encryption,
-	// checkpoints. See engine.Options.
+	// checkpoints. See engine.Options. The four fields after it say the
+	// same for callers that do not import engine: each that is not zero
+	// takes the place of Engine's field of the same name.
 	Engine engine.Options
+	// Sync is the durability mode (the zero value is SyncAlways).
+	Sync SyncMode
+	// EncryptionKey (32 bytes) opens or makes an encrypted store; see
+	// ReadKeyFile.
+	EncryptionKey []byte
+	// CheckpointInterval: a checkpoint this long after the last if
+	// anything changed; negative disables the timer (zero: the engine's
+	// default).
+	CheckpointInterval time.Duration
+	// MustExist refuses, with ErrNoStore, a directory that holds no store
+	// instead of making one there, so that a mistyped path creates
+	// nothing.
+	MustExist bool
 	// Logger receives notices; nil discards them.
 	Logger *slog.Logger
 	// CacheDir holds the WASM compilation cache: programs' compiled code,
@@ -90,6 +105,7 @@ type DB struct {
 // recovery does and which errors it returns. Programs are not loaded
 // until first used; each is compiled on its first run.
 func Open(dir string, o Options) (*DB, error) {
+	o.Engine = o.engine()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -128,6 +144,25 @@ func Open(dir string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("cube: %w", err)
 	}
 	return &DB{eng: eng, reg: reg, opts: o}, nil
+}
+
+// engine is o.Engine with the root fields that are set in place of its
+// own.
+func (o Options) engine() engine.Options {
+	e := o.Engine
+	if o.Sync != 0 {
+		e.Sync = o.Sync
+	}
+	if o.EncryptionKey != nil {
+		e.EncryptionKey = o.EncryptionKey
+	}
+	if o.CheckpointInterval != 0 {
+		e.CheckpointInterval = o.CheckpointInterval
+	}
+	if o.MustExist {
+		e.MustExist = true
+	}
+	return e
 }
 
 // Dir returns the data directory.
