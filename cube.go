@@ -36,10 +36,11 @@ type Options struct {
 	// CacheDir holds the WASM compilation cache: programs' compiled code,
 	// in clear. "" means <dir>/cache/wasm when the engine uses the
 	// operating system's file system, and an in-memory cache when Engine.FS
-	// is set (tests) or Engine.EncryptionKey is: an encrypted store leaves
-	// no plaintext code on disk, at the cost of compiling each program
-	// again after every Open. Set it explicitly to keep a cache on disk
-	// for an encrypted store (on a disk you trust with the code).
+	// is set (tests) or a key is (EncryptionKey): an encrypted store
+	// leaves no plaintext code on disk, at the cost of compiling each
+	// program again after every Open (and Open removes a cache left in
+	// <dir>/cache/wasm). Set it explicitly to keep a cache on disk for an
+	// encrypted store (on a disk you trust with the code).
 	CacheDir string
 	// Limits are the defaults for programs' zero Limits fields, and the
 	// limits of Eval and Session. Zero fields take vm's defaults
@@ -175,13 +176,13 @@ func (db *DB) Dir() string { return db.eng.Dir() }
 //
 // ErrNamespaceExists, ErrBadName, ErrBadOptions.
 func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptions) (*Namespace, error) {
-	return db.eng.CreateNamespace(ctx, name, o)
+	return namespaceOf(db.eng.CreateNamespace(ctx, name, o))
 }
 
 // Namespace returns the namespace called name, or ErrNoNamespace. A
 // namespace that exists, or is missing, only because of a create or drop
 // not yet durable waits for it to reach the disk (SyncAlways).
-func (db *DB) Namespace(name string) (*Namespace, error) { return db.eng.Namespace(name) }
+func (db *DB) Namespace(name string) (*Namespace, error) { return namespaceOf(db.eng.Namespace(name)) }
 
 // Namespaces describes every namespace, sorted by name.
 func (db *DB) Namespaces() []NamespaceInfo { return db.eng.Namespaces() }

@@ -114,17 +114,20 @@ func TestEncryptedStoreCachesInMemory(t *testing.T) {
 		t.Fatal("plain: no compilation cache in dir/cache/wasm; the check below proves nothing")
 	}
 
-	enc := t.TempDir()
-	fillStore(t, enc, cube.Options{Engine: engine.Options{EncryptionKey: key1}})
-	if got := filesUnder(t, filepath.Join(enc, "cache")); len(got) > 0 {
-		t.Fatalf("encrypted: dir/cache holds %v", got)
-	}
-	if _, err := os.Stat(filepath.Join(enc, "cache")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("encrypted: dir/cache exists (%v)", err)
-	}
-	noneInClear(t, enc, "encrypted")
-	if err := readMarker(t, enc, key1); err != nil { // compiles again, from the store
-		t.Fatal(err)
+	// The key given either way: Options.EncryptionKey, or the engine's.
+	for _, o := range []cube.Options{{EncryptionKey: key1}, {Engine: engine.Options{EncryptionKey: key1}}} {
+		enc := t.TempDir()
+		fillStore(t, enc, o)
+		if got := filesUnder(t, filepath.Join(enc, "cache")); len(got) > 0 {
+			t.Fatalf("encrypted: dir/cache holds %v", got)
+		}
+		if _, err := os.Stat(filepath.Join(enc, "cache")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("encrypted: dir/cache exists (%v)", err)
+		}
+		noneInClear(t, enc, "encrypted")
+		if err := readMarker(t, enc, key1); err != nil { // compiles again, from the store
+			t.Fatal(err)
+		}
 	}
 
 	// An explicit CacheDir is used, key or not.
