@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/cubelinux/cube/engine"
-	"golang.org/x/sys/unix"
 )
 
 // The region benchmarks measure the shapes of issue 10: boxes of side 16,
@@ -164,15 +163,6 @@ func runRegion(b *testing.B, ns *engine.Namespace, boxes []benchBox) {
 	}
 	b.ReportMetric(float64(threadCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(hits)/float64(len(boxes)), "hits/op")
-}
-
-// threadCPU returns the CPU time the calling thread has used, in ns.
-func threadCPU(b *testing.B) int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		b.Fatal(err)
-	}
-	return ts.Nano()
 }
 
 func BenchmarkRegion(b *testing.B) {
