@@ -28,9 +28,9 @@ func open(t testing.TB, dir string, o cube.Options) *cube.DB {
 	return db
 }
 
-func newNS(t testing.TB, db *cube.DB, name string, dims int) *engine.Namespace {
+func newNS(t testing.TB, db *cube.DB, name string, dims int) *cube.Namespace {
 	t.Helper()
-	ns, err := db.CreateNamespace(ctx, name, engine.NamespaceOptions{Dims: dims})
+	ns, err := db.CreateNamespace(ctx, name, cube.NamespaceOptions{Dims: dims})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func prog(t testing.TB, db *cube.DB, ns, name string, kind vm.Kind, code []byte,
 
 // dump renders every value and every edge of a namespace, to compare
 // states.
-func dump(t testing.TB, ns *engine.Namespace) string {
+func dump(t testing.TB, ns *cube.Namespace) string {
 	t.Helper()
 	lo := make([]int32, ns.Dims())
 	hi := make([]int32, ns.Dims())
@@ -56,7 +56,7 @@ func dump(t testing.TB, ns *engine.Namespace) string {
 		lo[i], hi[i] = math.MinInt32, math.MaxInt32
 	}
 	var sb strings.Builder
-	err := ns.View(ctx, func(tx *engine.Tx) error {
+	err := ns.View(ctx, func(tx *cube.Tx) error {
 		seq, err := tx.Region(lo, hi, 0)
 		if err != nil {
 			return err
@@ -67,7 +67,7 @@ func dump(t testing.TB, ns *engine.Namespace) string {
 			coords = append(coords, append([]int32(nil), c...))
 		}
 		for _, c := range coords {
-			es, err := tx.Edges(c, engine.Both, "")
+			es, err := tx.Edges(c, cube.Both, "")
 			if err != nil {
 				return err
 			}
@@ -155,7 +155,7 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 				t.Fatalf("good run's writes missing:\n%s", after)
 			}
 			// Undo, for the next case.
-			err = ns.Update(ctx, func(tx *engine.Tx) error {
+			err = ns.Update(ctx, func(tx *cube.Tx) error {
 				for i := int32(0); i < 10; i++ {
 					tx.Delete([]int32{1, 2, 3 + i})
 				}
@@ -248,7 +248,7 @@ func TestReadOnlyProgram(t *testing.T) {
 		t.Fatalf("read-only run wrote:\n%s", got)
 	}
 	prog(t, db, "r", "wat", vm.WASM, mustRead(t, "testdata/writetrap.wasm"), cube.ProgOptions{Limits: vm.Limits{ReadOnly: true}})
-	db.CreateNamespace(ctx, "r3", engine.NamespaceOptions{Dims: 3})
+	db.CreateNamespace(ctx, "r3", cube.NamespaceOptions{Dims: 3})
 	prog(t, db, "r3", "wat", vm.WASM, mustRead(t, "testdata/writetrap.wasm"), cube.ProgOptions{ReadOnly: true})
 	_, err = db.Run(ctx, "r3", "wat", coordArgs(0, 0, 0, 0))
 	wantKind(t, err, vm.KindReadOnly)

@@ -10,3 +10,8 @@ type Namespace = engine.Namespace
 // Tx is a transaction on one namespace, valid only inside the function
 // Namespace.Update or Namespace.View passed it to.
 type Tx = engine.Tx
+
+// namespaceOf gives the engine's namespace under cube's name.
+func namespaceOf(ns *engine.Namespace, err error) (*Namespace, error) {
+	return (*Namespace)(ns), err
+}

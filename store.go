@@ -35,7 +35,7 @@ func OpenStore(dir string, o Options) (*Store, error) {
 func (s *Store) Dir() string { return s.eng.Dir() }
 
 // Namespace returns the namespace called name, or ErrNoNamespace.
-func (s *Store) Namespace(name string) (*Namespace, error) { return s.eng.Namespace(name) }
+func (s *Store) Namespace(name string) (*Namespace, error) { return namespaceOf(s.eng.Namespace(name)) }
 
 // Namespaces describes every namespace, sorted by name.
 func (s *Store) Namespaces() []NamespaceInfo { return s.eng.Namespaces() }
