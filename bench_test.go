@@ -59,7 +59,7 @@ func BenchmarkRun_Trivial(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			db := benchDB(b)
-			ns, err := db.CreateNamespace(ctx, "b", engine.NamespaceOptions{Dims: 3})
+			ns, err := db.CreateNamespace(ctx, "b", cube.NamespaceOptions{Dims: 3})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,14 +80,14 @@ func BenchmarkRun_Trivial(b *testing.B) {
 // aggSide is the side of the square aggregated: 256 x 256 = 65,536 points.
 const aggSide = 256
 
-func aggDB(b *testing.B) (*cube.DB, *engine.Namespace) {
+func aggDB(b *testing.B) (*cube.DB, *cube.Namespace) {
 	ctx := context.Background()
 	db := benchDB(b)
-	ns, err := db.CreateNamespace(ctx, "agg", engine.NamespaceOptions{Dims: 2})
+	ns, err := db.CreateNamespace(ctx, "agg", cube.NamespaceOptions{Dims: 2})
 	if err != nil {
 		b.Fatal(err)
 	}
-	err = ns.Update(ctx, func(tx *engine.Tx) error {
+	err = ns.Update(ctx, func(tx *cube.Tx) error {
 		for x := int32(0); x < aggSide; x++ {
 			for y := int32(0); y < aggSide; y++ {
 				if err := tx.Put([]int32{x, y}, binary.LittleEndian.AppendUint64(nil, uint64(x+y))); err != nil {
@@ -106,12 +106,13 @@ func aggDB(b *testing.B) (*cube.DB, *engine.Namespace) {
 const aggWant = aggSide * aggSide * (aggSide - 1) // sum of x+y over the square
 
 // BenchmarkAggregate: the sum of 65,536 values, by a WASM program through
-// DB.Run (testdata/aggregate.wat) and by Go against the engine directly.
+// DB.Run (vm/wasm/testdata/aggregate.wat, the ABI example the sandbox
+// tests run too) and by Go against the engine directly.
 func BenchmarkAggregate(b *testing.B) {
 	ctx := context.Background()
 	b.Run("wasm", func(b *testing.B) {
 		db, _ := aggDB(b)
-		if _, err := db.Prog(ctx, "agg", "sum", vm.WASM, mustRead(b, "testdata/aggregate.wasm"), cube.ProgOptions{ReadOnly: true}); err != nil {
+		if _, err := db.Prog(ctx, "agg", "sum", vm.WASM, mustRead(b, "vm/wasm/testdata/aggregate.wasm"), cube.ProgOptions{ReadOnly: true}); err != nil {
 			b.Fatal(err)
 		}
 		args := coordArgs(0, 0, aggSide-1, aggSide-1)
@@ -131,7 +132,7 @@ func BenchmarkAggregate(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var sum, n uint64
-			err := ns.View(ctx, func(tx *engine.Tx) error {
+			err := ns.View(ctx, func(tx *cube.Tx) error {
 				seq, err := tx.Region([]int32{0, 0}, []int32{aggSide - 1, aggSide - 1}, 0)
 				if err != nil {
 					return err
