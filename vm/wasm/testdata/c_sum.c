@@ -1,6 +1,7 @@
-// c_sum: docs/ABI.md section 8, verbatim. The same aggregate as aggregate.wat.
-// Rebuild (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32):
-//   clang --target=wasm32-wasi --sysroot=/usr -O2 -mexec-model=reactor -Wl,--export=run -o c_sum.wasm c_sum.c
+// c_sum: the complete C plugin of docs/ABI.md section 8 (which shows this
+// file whole), the same aggregate as aggregate.wat. Build it from the
+// repository root (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32):
+//   clang --target=wasm32-wasi --sysroot=/usr -O2 -mexec-model=reactor -Wl,--export=run -o sum.wasm vm/wasm/testdata/c_sum.c
 #include <stdint.h>
 #include <string.h>
 
