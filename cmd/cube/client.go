@@ -20,26 +20,9 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// verbCommand sends one daemon command: cube [-s SOCKET] put ns 1 2 v.
+// verbCommand sends one daemon command and prints its reply: what
+// "cube [-s SOCKET] put ns 1 2 v" runs (daemon.go).
 type verbCommand struct{ *env }
-
-func (c *verbCommand) Usage() string {
-	var b strings.Builder
-	b.WriteString("usage: cube [-s SOCKET] [--json] <command> args...\n\nDaemon commands (any case):\n")
-	for _, cmd := range server.Commands() {
-		fmt.Fprintf(&b, "  %-72s\n", strings.ToLower(cmd.Synopsis[:len(cmd.Name)])+cmd.Synopsis[len(cmd.Name):])
-	}
-	return b.String()
-}
-
-func isServerVerb(verb string) bool {
-	for _, c := range server.Commands() {
-		if strings.EqualFold(c.Name, verb) {
-			return true
-		}
-	}
-	return false
-}
 
 func (c *verbCommand) Run(ctx context.Context, args []string) error {
 	cl, done, err := c.connect(ctx)
@@ -174,13 +157,13 @@ func newClient(sock string) *redis.Client {
 // socket for the duration of the command, so every verb also works on an
 // embedded store. That store must exist: a verb never makes one.
 func (e *env) connect(ctx context.Context) (*redis.Client, func(), error) {
-	return e.dial(ctx, false)
+	return e.dial(ctx, mustExist)
 }
 
 // connectCreating is connect for import, which makes the store (and says
 // so) when the data directory has none.
 func (e *env) connectCreating(ctx context.Context) (*redis.Client, func(), error) {
-	return e.dial(ctx, true)
+	return e.dial(ctx, mayCreate)
 }
 
 // viaDaemon reports whether connect will talk to a daemon rather than
@@ -190,7 +173,7 @@ func (e *env) viaDaemon() bool {
 	return explicit || daemonAt(sock)
 }
 
-func (e *env) dial(ctx context.Context, create bool) (*redis.Client, func(), error) {
+func (e *env) dial(ctx context.Context, use storeUse) (*redis.Client, func(), error) {
 	sock, _ := e.socketPath()
 	if e.viaDaemon() {
 		cl := newClient(sock)
@@ -200,7 +183,7 @@ func (e *env) dial(ctx context.Context, create bool) (*redis.Client, func(), err
 		}
 		return cl, func() { cl.Close() }, nil
 	}
-	return e.embedded(ctx, create)
+	return e.embedded(ctx, use)
 }
 
 func daemonAt(sock string) bool {
@@ -213,10 +196,10 @@ func daemonAt(sock string) bool {
 }
 
 // embedded opens the data directory and serves it on a private socket.
-// With create false a directory without a store is an error.
-func (e *env) embedded(ctx context.Context, create bool) (*redis.Client, func(), error) {
+// With use mustExist a directory without a store is an error.
+func (e *env) embedded(ctx context.Context, use storeUse) (*redis.Client, func(), error) {
 	dir := e.dataDir()
-	db, err := e.openStore(dir, cube.Options{}, create)
+	db, err := e.openStore(dir, cube.Options{}, use)
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return nil, nil, fmt.Errorf("data directory %s is in use by another process, and no daemon answers on its socket", dir)

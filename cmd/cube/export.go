@@ -5,42 +5,42 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 )
 
-// exportCommand: cube -n NS export [--format jsonl|csv].
-type exportCommand struct{ *env }
-
-func (c *exportCommand) Usage() string {
-	return `usage: cube -n NS export [--format jsonl|csv]
-
-Prints every value of namespace NS in curve order, as JSON lines that
-cube import reads back ({"c":[...],"v":"text"}, or "vb64" for bytes that are
-not UTF-8), or as CSV rows c1,...,cd,value (text values only: a namespace
-with other bytes is refused, since CSV cannot carry them).
-`
+// exportCommand is "cube export -n NS [--format jsonl|csv]".
+type exportCommand struct {
+	*env
+	format string
 }
 
-func (c *exportCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
-	fs.StringVar(&c.namespace, "n", c.namespace, "the namespace")
-	format := fs.String("format", "jsonl", "jsonl or csv")
-	rest, err := parseFlags(fs, args)
-	if err != nil {
-		return usagef("export: %v", err)
+func exportCmd(e *env) *cobra.Command {
+	c := &exportCommand{env: e}
+	cmd := &cobra.Command{
+		Use:   "export -n NS [--format jsonl|csv]",
+		Short: "Print every value of a namespace, as JSON lines or CSV",
+		Long: `Prints every value of namespace NS in curve order, as JSON lines that
+cube import reads back ({"c":[...],"v":"text"}, or "vb64" for bytes that are
+not UTF-8), or as CSV rows c1,...,cd,value (text values only: a namespace
+with other bytes is refused, since CSV cannot carry them).`,
+		Example: `  cube export -n world > world.jsonl
+  cube export -n world --format csv > world.csv`,
+		Args: withNamespace(e, noArgs),
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context()) },
 	}
-	if len(rest) > 0 {
-		return usagef("export takes no arguments, not %q (the namespace is -n NS)\n%s", rest[0], c.Usage())
-	}
-	if *format != "jsonl" && *format != "csv" {
-		return usagef("export: --format must be jsonl or csv")
+	cmd.Flags().StringVar(&c.format, "format", "jsonl", "jsonl or csv")
+	return cmd
+}
+
+func (c *exportCommand) Run(ctx context.Context) error {
+	if c.format != "jsonl" && c.format != "csv" {
+		return usagef("export: --format must be jsonl or csv, not %q", c.format)
 	}
 	ns, err := c.ns("export")
 	if err != nil {
@@ -67,7 +67,7 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *format == "csv" {
+	if c.format == "csv" {
 		// CSV carries text only: refuse before writing a row, rather
 		// than write bytes that import would read back changed.
 		for _, p := range res {
@@ -87,7 +87,7 @@ func (c *exportCommand) Run(ctx context.Context, args []string) error {
 		for i, x := range coord {
 			cs[i] = strconv.FormatInt(x.(int64), 10)
 		}
-		if *format == "csv" {
+		if c.format == "csv" {
 			q := v
 			if strings.ContainsAny(v, ",\"\r\n") {
 				q = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`

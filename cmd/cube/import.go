@@ -9,7 +9,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +20,7 @@ import (
 	"github.com/cubelinux/cube/engine"
 	"github.com/redis/go-redis/v9"
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
@@ -33,13 +33,21 @@ const importBatch = 1000
 // queries; the bundled cities have 4 decimals, so nothing is lost.
 const defaultLatLngScale = 1e4
 
-// importCommand: cube -n NS import [--dims d] [--format csv|jsonl] [--latlng] FILE.
-type importCommand struct{ *env }
+// importCommand is "cube import -n NS [--dims d] [--format csv|jsonl] [--latlng] FILE".
+type importCommand struct {
+	*env
+	dims   int
+	format string
+	latlng bool
+	scale  float64
+}
 
-func (c *importCommand) Usage() string {
-	return `usage: cube -n NS import [--dims d] [--format csv|jsonl] [--latlng [--scale s]] FILE
-
-Loads values into namespace NS (created with --dims d if it does not exist).
+func importCmd(e *env) *cobra.Command {
+	c := &importCommand{env: e}
+	cmd := &cobra.Command{
+		Use:   "import -n NS [--dims d] [--format csv|jsonl] [--latlng [--scale s]] FILE",
+		Short: "Load CSV or JSON lines into a namespace",
+		Long: `Loads values into namespace NS (created with --dims d if it does not exist).
 CSV rows are c1,...,cd,value (a header row is skipped); JSON lines are
 {"c":[c1,...,cd],"v":"text"} or {"c":[...],"vb64":"base64 bytes"} ("v" may be
 any JSON value; it is stored as its JSON text). FILE "-" reads standard input;
@@ -50,15 +58,26 @@ examples/cities/cities.csv.gz does: each row is stored at (lng, lat) in
 degrees x s (--scale, default 10000: about 11 m), in a 2-dimensional
 namespace, with the other columns as a JSON object for its value
 ({"country":"FR","name":"Paris"}), the way cube demo stores them:
-  cube -n world import --latlng examples/cities/cities.csv.gz
+  cube import -n world --latlng examples/cities/cities.csv.gz
 
 The whole file is checked before anything is written: a bad row anywhere
 stores nothing, and the error names its line. Rows are then written in
 transactions of 1000; should the store or the daemon fail during the
 load, the error names the line and says how many rows are stored (and
 which lines may be, when the daemon went away before it answered).
-Loads of more than a MiB show a progress bar on a terminal.
-`
+Loads of more than a MiB show a progress bar on a terminal.`,
+		Example: `  cube import -n pts --dims 2 points.csv
+  cube import -n world --latlng examples/cities/cities.csv.gz
+  cat points.jsonl | cube import -n pts --dims 2 --format jsonl -`,
+		Args: withNamespace(e, argCount(1, 1, "one FILE")),
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0]) },
+	}
+	f := cmd.Flags()
+	f.IntVar(&c.dims, "dims", 0, "create the namespace with d dimensions")
+	f.StringVar(&c.format, "format", "", "csv or jsonl (default: from the extension)")
+	f.BoolVar(&c.latlng, "latlng", false, "CSV with lat and lng columns, stored at (lng, lat) x --scale")
+	f.Float64Var(&c.scale, "scale", defaultLatLngScale, "--latlng: coordinate units per degree")
+	return cmd
 }
 
 // importRow is one row of the input: where its coordinate starts in the
@@ -76,39 +95,24 @@ type importer struct {
 	scale  float64 // --latlng: coordinate units per degree
 }
 
-func (c *importCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
-	fs.StringVar(&c.namespace, "n", c.namespace, "the namespace")
-	dims := fs.Int("dims", 0, "create the namespace with d dimensions")
-	format := fs.String("format", "", "csv or jsonl (default: from the extension)")
-	latlng := fs.Bool("latlng", false, "CSV with lat and lng columns, stored at (lng, lat) x --scale")
-	scale := fs.Float64("scale", defaultLatLngScale, "--latlng: coordinate units per degree")
-	files, err := parseFlags(fs, args)
-	if err != nil {
-		return usagef("import: %v", err)
-	}
-	if len(files) != 1 {
-		return usagef("import needs one FILE\n%s", c.Usage())
-	}
+// Run loads the file at path ("-": standard input).
+func (c *importCommand) Run(ctx context.Context, path string) error {
 	ns, err := c.ns("import")
 	if err != nil {
 		return err
 	}
-	path := files[0]
-	im := importer{format: *format, latlng: *latlng, scale: *scale}
+	im := importer{format: c.format, latlng: c.latlng, scale: c.scale}
 	if im.latlng {
 		if im.format == "jsonl" {
 			return usagef("import: --latlng reads CSV, not --format jsonl")
 		}
-		if *dims != 0 && *dims != 2 {
-			return usagef("import: --latlng makes 2 coordinates (lng, lat); drop --dims %d", *dims)
+		if c.dims != 0 && c.dims != 2 {
+			return usagef("import: --latlng makes 2 coordinates (lng, lat); drop --dims %d", c.dims)
 		}
 		if !(im.scale > 0) || 180*im.scale > math.MaxInt32 {
 			return usagef("import: --scale must be above 0 and at most %d, so that 180 degrees fits a 32-bit coordinate", math.MaxInt32/180)
 		}
-		im.format, *dims = "csv", 2
+		im.format, c.dims = "csv", 2
 	}
 	if im.format == "" {
 		switch strings.ToLower(filepath.Ext(strings.TrimSuffix(strings.ToLower(path), ".gz"))) {
@@ -156,7 +160,7 @@ func (c *importCommand) Run(ctx context.Context, args []string) error {
 	}
 
 	// The namespace: its dimensions and value limit against the file's.
-	if *dims == 0 && !c.viaDaemon() && !hasStore(c.dataDir()) {
+	if c.dims == 0 && !c.viaDaemon() && !hasStore(c.dataDir()) {
 		// A new store has no namespaces: refuse before making one.
 		return usagef("import: namespace %s does not exist (there is no store at %s yet); create it with --dims %d (the file's rows have %d coordinates)", ns, c.dataDir(), rowDims, rowDims)
 	}
@@ -170,12 +174,12 @@ func (c *importCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("import: %w", err)
 	}
 	switch {
-	case !exists && *dims == 0:
+	case !exists && c.dims == 0:
 		return usagef("import: namespace %s does not exist; create it with --dims %d (the file's rows have %d coordinates)", ns, rowDims, rowDims)
 	case !exists:
-		d, maxValue = *dims, engine.DefaultMaxValueSize
-	case *dims != 0 && *dims != d:
-		return usagef("import: namespace %s has %d dimensions, not --dims %d", ns, d, *dims)
+		d, maxValue = c.dims, engine.DefaultMaxValueSize
+	case c.dims != 0 && c.dims != d:
+		return usagef("import: namespace %s has %d dimensions, not --dims %d", ns, d, c.dims)
 	}
 	if rowDims != d {
 		return fmt.Errorf("import: line %d: %d coordinates, namespace %s has %d dimensions; nothing was stored", firstLine, rowDims, ns, d)

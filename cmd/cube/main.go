@@ -1,7 +1,8 @@
 // Command cube is cube's one binary: the daemon (cube serve), a client for
 // every daemon command (cube -s SOCKET <verb> ...), the REPL, and tools
 // (import, export, verify, stats, demo, stress). Run "cube help" for the
-// list.
+// list. The command tree is built with cobra (root.go); each verb is a
+// file of its own.
 package main
 
 import (
@@ -11,8 +12,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cubelinux/cube/vm/jsproc"
 )
@@ -33,7 +35,9 @@ func jsWorkerCommand() ([]string, error) {
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == jsWorkerVerb {
 		// A JavaScript worker of a daemon (vm/jsproc): it speaks only to
-		// its parent, on its standard input and output.
+		// its parent, on its standard input and output. It bypasses the
+		// command tree, so that no flag, environment variable or help
+		// text can change what a daemon's worker does.
 		if err := jsproc.Serve(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "cube:", err)
 			os.Exit(1)
@@ -42,7 +46,7 @@ func main() {
 	}
 	// SIGTERM ends every verb. Ctrl-C (SIGINT) ends every verb but the
 	// REPL on a terminal, which catches it itself to stop the running input
-	// and keep the session (see dispatch).
+	// and keep the session (see conventions in root.go).
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, ctrlC: func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return signal.NotifyContext(ctx, os.Interrupt)
@@ -52,7 +56,7 @@ func main() {
 	os.Exit(code)
 }
 
-// env is what a subcommand may touch of the process: its streams, its
+// env is what a verb may touch of the process: its streams, its
 // environment and the global flags.
 type env struct {
 	stdin          io.Reader
@@ -60,7 +64,7 @@ type env struct {
 	getenv         func(string) string
 
 	socket    string // -s: talk to this daemon
-	namespace string // -n: default namespace for verbs that need one
+	namespace string // -n: the namespace of the verbs that need one
 	data      string // --data: the data directory
 	json      bool   // --json: machine-readable output
 
@@ -77,12 +81,6 @@ func (e *env) onCtrlC(ctx context.Context) (context.Context, context.CancelFunc)
 	return e.ctrlC(ctx)
 }
 
-// subcommand is one verb of the CLI: one file each.
-type subcommand interface {
-	Run(ctx context.Context, args []string) error
-	Usage() string
-}
-
 // usageError makes the process exit with 2.
 type usageError struct{ msg string }
 
@@ -90,29 +88,19 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
-func (e *env) subcommands() map[string]subcommand {
-	return map[string]subcommand{
-		"serve":   &serveCommand{e},
-		"repl":    &replCommand{e},
-		"prog":    &progCommand{e},
-		"run":     &runCommand{e},
-		"stats":   &statsCommand{e},
-		"import":  &importCommand{e},
-		"export":  &exportCommand{e},
-		"verify":  &verifyCommand{e},
-		"version": &versionCommand{e},
-		"demo":    &demoCommand{e},
-		"stress":  &stressCommand{e},
-		"help":    &helpCommand{e},
-	}
-}
-
-// run parses the global flags, runs a verb and maps its error to an exit
-// code: 0 success, 1 command error, 2 usage error.
+// run runs the command line args and maps its error to an exit code: 0
+// success, 1 command error, 2 usage error. Either error is printed once,
+// as "cube: ..."; a usage error of a verb adds the verb's usage line.
 func run(ctx context.Context, args []string, e *env) int {
-	args, err := e.globalFlags(args)
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
+	}
+	root := newRoot(e)
+	root.SetArgs(args)
+	var cmd *cobra.Command
+	err := singleDashLong(root, args)
 	if err == nil {
-		err = e.dispatch(ctx, args)
+		cmd, err = root.ExecuteContextC(ctx)
 	}
 	if err == nil {
 		return 0
@@ -120,73 +108,13 @@ func run(ctx context.Context, args []string, e *env) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "cube: %s\n", ue.msg)
+		if cmd != nil && cmd != root {
+			fmt.Fprintf(e.stderr, "usage: %s (more: %s -h)\n", cmd.UseLine(), cmd.CommandPath())
+		}
 		return 2
 	}
 	fmt.Fprintf(e.stderr, "cube: %s\n", err)
 	return 1
-}
-
-func (e *env) globalFlags(args []string) ([]string, error) {
-	for len(args) > 0 {
-		a := args[0]
-		name, val, hasVal := strings.Cut(a, "=")
-		take := func() (string, error) {
-			if hasVal {
-				args = args[1:]
-				return val, nil
-			}
-			if len(args) < 2 {
-				return "", usagef("%s needs a value", name)
-			}
-			v := args[1]
-			args = args[2:]
-			return v, nil
-		}
-		var err error
-		switch name {
-		case "-s", "--socket":
-			e.socket, err = take()
-		case "-n", "--namespace":
-			e.namespace, err = take()
-		case "--data", "-d":
-			e.data, err = take()
-		case "--json":
-			e.json = true
-			args = args[1:]
-		case "-h", "--help":
-			return []string{"help"}, nil
-		default:
-			return args, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return args, nil
-}
-
-func (e *env) dispatch(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		// The REPL decides what Ctrl-C does (replCommand.Run).
-		return (&replCommand{e}).Run(ctx, nil)
-	}
-	verb := args[0]
-	if verb != "repl" {
-		var cancel context.CancelFunc
-		ctx, cancel = e.onCtrlC(ctx)
-		defer cancel()
-	}
-	if sc, ok := e.subcommands()[verb]; ok {
-		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
-			fmt.Fprint(e.stdout, sc.Usage())
-			return nil
-		}
-		return sc.Run(ctx, args[1:])
-	}
-	if isServerVerb(verb) {
-		return (&verbCommand{e}).Run(ctx, args)
-	}
-	return usagef("unknown command %q; run 'cube help'", verb)
 }
 
 // dataDir is --data, $CUBE_DATA or ./cube.data.
@@ -200,7 +128,7 @@ func (e *env) dataDir() string {
 	return "cube.data"
 }
 
-// ns is -n, $CUBE_NAMESPACE, or an error naming the verb.
+// ns is -n, $CUBE_NAMESPACE, or an error that says how to give one.
 func (e *env) ns(verb string) (string, error) {
 	if e.namespace != "" {
 		return e.namespace, nil
@@ -208,5 +136,9 @@ func (e *env) ns(verb string) (string, error) {
 	if n := e.getenv("CUBE_NAMESPACE"); n != "" {
 		return n, nil
 	}
-	return "", usagef("%s needs a namespace: cube -n NS %s ... (or set CUBE_NAMESPACE)", verb, verb)
+	return "", noNamespace(verb)
+}
+
+func noNamespace(verb string) error {
+	return usagef("%s needs a namespace: give it with -n NS (cube %s -n NS ...; cube ns.list lists them), or set CUBE_NAMESPACE", verb, verb)
 }

@@ -123,7 +123,7 @@ func TestCLI(t *testing.T) {
 		{"", []string{"help"}, 0, "cube serve"},
 		{"", []string{"help", "commands"}, 0, "region ns min1..mind max1..maxd"},
 		{"", []string{"serve", "--sync", "sometimes"}, 2, "--sync must be"},
-		{"", []string{"-s"}, 2, "-s needs a value"},
+		{"", []string{"-s"}, 2, "flag needs an argument: 's' in -s"},
 	}
 	for _, s := range steps {
 		code, out, errs := cubeRun(t, s.stdin, s.args...)

@@ -6,23 +6,29 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// progCommand: cube -n NS prog NAME FILE [RO] [TIMEOUT ms] [MEMORY mib].
+// progCommand is "cube prog -n NS NAME FILE [RO] [TIMEOUT ms] [MEMORY mib]".
 type progCommand struct{ *env }
 
-func (c *progCommand) Usage() string {
-	return `usage: cube -n NS prog NAME FILE [RO] [TIMEOUT ms] [MEMORY mib]
-
-Registers the program in FILE under NAME in namespace NS and prints its
-version hash. The kind comes from the extension: .wasm or .js.
-`
+func progCmd(e *env) *cobra.Command {
+	c := &progCommand{e}
+	return &cobra.Command{
+		Use:   "prog -n NS NAME FILE [RO] [TIMEOUT ms] [MEMORY mib]",
+		Short: "Register a program (.wasm or .js) in a namespace",
+		Long: `Registers the program in FILE under NAME in namespace NS and prints its
+version hash. The kind comes from the extension: .wasm or .js. RO makes it
+read-only; TIMEOUT and MEMORY set the limits of each of its runs.`,
+		Example: `  cube prog -n world nearby nearby.js
+  cube prog -n world walk walk.wasm RO TIMEOUT 5000 MEMORY 128`,
+		Args: withNamespace(e, argCount(2, -1, "NAME FILE")),
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args) },
+	}
 }
 
 func (c *progCommand) Run(ctx context.Context, args []string) error {
-	if len(args) < 2 {
-		return usagef("prog needs NAME FILE\n%s", c.Usage())
-	}
 	ns, err := c.ns("prog")
 	if err != nil {
 		return err

@@ -8,25 +8,30 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 )
 
-// runCommand: cube -n NS run NAME [ARG].
+// runCommand is "cube run -n NS NAME [ARG]".
 type runCommand struct{ *env }
 
-func (c *runCommand) Usage() string {
-	return `usage: cube -n NS run NAME [ARG]
-
-Runs the program NAME of namespace NS with ARG (bytes; "-" reads standard
+func runCmd(e *env) *cobra.Command {
+	c := &runCommand{e}
+	return &cobra.Command{
+		Use:   "run -n NS NAME [ARG]",
+		Short: "Run a program and print its output",
+		Long: `Runs the program NAME of namespace NS with ARG (bytes; "-" reads standard
 input) and prints its output. What the program logged (cube.log, cube_log,
 its standard output and error) goes to standard error, one line each,
 before the output; when the run fails, the end of its log is in the error.
-`
+An ARG that starts with "-" goes after "--": cube run -n NS NAME -- -1,2.`,
+		Example: `  cube run -n world nearby 2.35,48.85,0.1
+  echo 2.35,48.85,0.1 | cube run -n world nearby -`,
+		Args: withNamespace(e, argCount(1, 2, "NAME [ARG]")),
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args) },
+	}
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	if len(args) < 1 || len(args) > 2 {
-		return usagef("run needs NAME [ARG]\n%s", c.Usage())
-	}
 	ns, err := c.ns("run")
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,22 +12,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/server"
 )
 
-type serveCommand struct{ *env }
+// serveCommand is "cube serve": the daemon.
+type serveCommand struct {
+	*env
+	listen, authFile, metrics, syncMode  string
+	maxClients, maxUnix                  int
+	idle, unixIdle, reqTimeout, authTime time.Duration
+	maxEvalTimeout                       time.Duration
+	maxEvalMemory                        int64
+	jsInProcess                          bool
+}
 
-func (c *serveCommand) Usage() string {
-	return `usage: cube serve [--data DIR] [--socket PATH] [--listen ADDR] [--auth-file F]
-                  [--metrics ADDR] [--sync always|interval|none]
-                  [--max-clients N] [--max-unix-clients N] [--idle-timeout D]
-                  [--unix-idle-timeout D] [--request-timeout D] [--auth-timeout D]
-                  [--max-eval-timeout D] [--max-eval-memory MIB]
-
-Runs the daemon on the data directory (--data, $CUBE_DATA or ./cube.data).
-It listens on DIR/cube.sock (mode 0600) and, with --listen, on TCP too, where
+func serveCmd(e *env) *cobra.Command {
+	c := &serveCommand{env: e}
+	cmd := &cobra.Command{
+		Use:   "serve [--data DIR] [--socket PATH] [--listen ADDR] [--auth-file F] [flags]",
+		Short: "Run the daemon on a data directory",
+		Long: `Runs the daemon on the data directory (--data, $CUBE_DATA or ./cube.data),
+making a store there if there is none. It listens on DIR/cube.sock (mode
+0600), or on --socket PATH, and, with --listen, on TCP too, where
 every connection must AUTH with the token from --auth-file or $CUBE_AUTH.
 SIGTERM or SIGINT (or the SHUTDOWN command) drains in-flight commands,
 checkpoints, removes the socket and exits 0.
@@ -49,96 +58,96 @@ in its connection).
 Limits on scripts: EVAL runs under 1s and 64 MiB unless it asks for more
 with TIMEOUT ms and MEMORY mib, which may not pass --max-eval-timeout
 (default 1m) and --max-eval-memory (default 1024 MiB). Programs' limits are
-set when they are registered (PROG ... TIMEOUT ms MEMORY mib).
-`
+set when they are registered (PROG ... TIMEOUT ms MEMORY mib).`,
+		Example: `  cube serve --data world.data
+  cube serve --data world.data --sync interval --metrics 127.0.0.1:9100
+  CUBE_AUTH=secret cube serve --data world.data --listen 127.0.0.1:6380`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.listen, "listen", "", "TCP address; requires a token")
+	f.StringVar(&c.authFile, "auth-file", "", "file holding the AUTH token (default $CUBE_AUTH)")
+	f.StringVar(&c.metrics, "metrics", "", "address for Prometheus metrics")
+	f.StringVar(&c.syncMode, "sync", "always", "always, interval or none")
+	f.IntVar(&c.maxClients, "max-clients", server.DefaultMaxClients, "most open TCP connections")
+	f.IntVar(&c.maxUnix, "max-unix-clients", server.DefaultMaxUnixClients, "most open Unix socket connections")
+	f.DurationVar(&c.idle, "idle-timeout", server.DefaultIdleTimeout, "close TCP connections idle this long (0: never)")
+	f.DurationVar(&c.unixIdle, "unix-idle-timeout", 0, "close Unix socket connections idle this long (0: never)")
+	f.DurationVar(&c.reqTimeout, "request-timeout", server.DefaultRequestTimeout, "time a request may take to arrive, from its first byte")
+	f.DurationVar(&c.authTime, "auth-timeout", server.DefaultAuthTimeout, "time a TCP connection may take to AUTH")
+	f.DurationVar(&c.maxEvalTimeout, "max-eval-timeout", server.DefaultMaxEvalTimeout, "longest TIMEOUT an EVAL may ask for")
+	f.Int64Var(&c.maxEvalMemory, "max-eval-memory", server.DefaultMaxEvalMemory>>20, "largest MEMORY (MiB) an EVAL may ask for")
+	f.BoolVar(&c.jsInProcess, "js-in-process", false, "run JavaScript inside the daemon (only for code you trust: its memory and time limits are then best effort)")
+	return cmd
 }
 
-func (c *serveCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
-	data := fs.String("data", c.dataDir(), "data directory")
-	sock := fs.String("socket", "", "Unix socket (default DIR/cube.sock)")
-	listen := fs.String("listen", "", "TCP address; requires a token")
-	authFile := fs.String("auth-file", "", "file holding the AUTH token")
-	metrics := fs.String("metrics", "", "address for Prometheus metrics")
-	syncMode := fs.String("sync", "always", "always, interval or none")
-	maxClients := fs.Int("max-clients", server.DefaultMaxClients, "most open TCP connections")
-	maxUnix := fs.Int("max-unix-clients", server.DefaultMaxUnixClients, "most open Unix socket connections")
-	idle := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "close TCP connections idle this long (0: never)")
-	unixIdle := fs.Duration("unix-idle-timeout", 0, "close Unix socket connections idle this long (0: never)")
-	reqTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "time a request may take to arrive, from its first byte")
-	authTimeout := fs.Duration("auth-timeout", server.DefaultAuthTimeout, "time a TCP connection may take to AUTH")
-	maxEvalTimeout := fs.Duration("max-eval-timeout", server.DefaultMaxEvalTimeout, "longest TIMEOUT an EVAL may ask for")
-	maxEvalMemory := fs.Int64("max-eval-memory", server.DefaultMaxEvalMemory>>20, "largest MEMORY (MiB) an EVAL may ask for")
-	jsInProcess := fs.Bool("js-in-process", false, "run JavaScript inside the daemon (only for code you trust: its memory and time limits are then best effort)")
-	if err := fs.Parse(args); err != nil {
-		return usagef("serve: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("serve: unexpected argument %q", fs.Arg(0))
-	}
-	if *maxClients < 1 || *maxUnix < 1 {
+// Run serves until SIGTERM, SIGINT or SHUTDOWN, then drains and
+// checkpoints. The data directory is --data and the socket --socket (the
+// global flags, which here say where to serve rather than whom to ask).
+func (c *serveCommand) Run(ctx context.Context) error {
+	data, sock := c.dataDir(), c.socket
+	if c.maxClients < 1 || c.maxUnix < 1 {
 		return usagef("serve: --max-clients and --max-unix-clients must be at least 1")
 	}
-	if *idle < 0 || *unixIdle < 0 || *reqTimeout <= 0 || *authTimeout <= 0 {
+	if c.idle < 0 || c.unixIdle < 0 || c.reqTimeout <= 0 || c.authTime <= 0 {
 		return usagef("serve: --request-timeout and --auth-timeout must be positive, --idle-timeout and --unix-idle-timeout 0 (never) or positive")
 	}
-	if *maxEvalTimeout < time.Millisecond || *maxEvalMemory < 1 {
+	if c.maxEvalTimeout < time.Millisecond || c.maxEvalMemory < 1 {
 		return usagef("serve: --max-eval-timeout must be at least 1ms and --max-eval-memory at least 1 (MiB)")
 	}
-	if *idle == 0 {
-		*idle = -1 // server.Options: negative is never, zero the default
+	if c.idle == 0 {
+		c.idle = -1 // server.Options: negative is never, zero the default
 	}
-	mode, err := parseSync(*syncMode)
+	mode, err := parseSync(c.syncMode)
 	if err != nil {
 		return err
 	}
 	token := strings.TrimSpace(c.getenv("CUBE_AUTH"))
-	if *authFile != "" {
-		b, err := os.ReadFile(*authFile)
+	if c.authFile != "" {
+		b, err := os.ReadFile(c.authFile)
 		if err != nil {
 			return fmt.Errorf("serve: read auth file: %w", err)
 		}
 		token = strings.TrimSpace(string(b))
 		if token == "" {
-			return fmt.Errorf("serve: auth file %s is empty", *authFile)
+			return fmt.Errorf("serve: auth file %s is empty", c.authFile)
 		}
 	}
-	if *listen != "" && token == "" {
+	if c.listen != "" && token == "" {
 		return usagef("serve: --listen needs a token: --auth-file FILE or CUBE_AUTH")
 	}
-	if *sock == "" {
-		*sock = filepath.Join(*data, server.SocketName)
+	if sock == "" {
+		sock = filepath.Join(data, server.SocketName)
 	}
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var worker []string
-	if !*jsInProcess {
+	if !c.jsInProcess {
 		if worker, err = jsWorkerCommand(); err != nil {
 			return fmt.Errorf("serve: %w (or run JavaScript in process with --js-in-process)", err)
 		}
 	}
-	db, err := c.openStore(*data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log, JSWorker: worker}, true)
+	db, err := c.openStore(data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log, JSWorker: worker}, mayCreate)
 	if err != nil {
 		if errors.Is(err, engine.ErrLocked) {
-			return fmt.Errorf("serve: data directory %s is in use by another process (a running daemon, or a program with it open); stop it, or give this daemon another --data", *data)
+			return fmt.Errorf("serve: data directory %s is in use by another process (a running daemon, or a program with it open); stop it, or give this daemon another --data", data)
 		}
-		return fmt.Errorf("serve: open %s: %w", *data, err)
+		return fmt.Errorf("serve: open %s: %w", data, err)
 	}
 	srv, err := server.New(db, server.Options{
-		Socket: *sock, Listen: *listen, AuthToken: token,
-		MaxClients: *maxClients, MaxUnixClients: *maxUnix,
-		IdleTimeout: *idle, UnixIdleTimeout: *unixIdle,
-		RequestTimeout: *reqTimeout, AuthTimeout: *authTimeout,
-		MaxEvalTimeout: *maxEvalTimeout, MaxEvalMemory: *maxEvalMemory << 20,
+		Socket: sock, Listen: c.listen, AuthToken: token,
+		MaxClients: c.maxClients, MaxUnixClients: c.maxUnix,
+		IdleTimeout: c.idle, UnixIdleTimeout: c.unixIdle,
+		RequestTimeout: c.reqTimeout, AuthTimeout: c.authTime,
+		MaxEvalTimeout: c.maxEvalTimeout, MaxEvalMemory: c.maxEvalMemory << 20,
 		Version: version(), Logger: log,
 	})
 	if err != nil {
 		db.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
-	if *metrics != "" {
-		ln, err := net.Listen("tcp", *metrics)
+	if c.metrics != "" {
+		ln, err := net.Listen("tcp", c.metrics)
 		if err != nil {
 			db.Close()
 			return fmt.Errorf("serve: metrics listener: %w", err)
@@ -150,9 +159,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		defer hs.Close()
 		log.Info("metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
-	addrs := []any{"data", *data, "socket", *sock, "sync", mode.String()}
-	if *listen != "" {
-		addrs = append(addrs, "tcp", *listen)
+	addrs := []any{"data", data, "socket", sock, "sync", mode.String()}
+	if c.listen != "" {
+		addrs = append(addrs, "tcp", c.listen)
 	}
 	log.Info("cube serving", addrs...)
 	serveErr := srv.Serve(ctx)

@@ -6,37 +6,53 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cubelinux/cube/server"
 )
 
-// statsCommand: cube stats [--json] [NS].
+// statsCommand is "cube stats [-n NS] [--json]".
 type statsCommand struct{ *env }
 
-func (c *statsCommand) Usage() string {
-	return `usage: cube stats [--json] [NS]
-
-The daemon's and the store's statistics as tables: namespaces, commands
-(calls, errors, latency in µs), log and fsyncs, programs. --json prints
-STATS's JSON: snake_case fields, each time with its unit in its name
-(latency_p50_us, fsync_max_us, duration_ms, uptime_s), sizes in _bytes.
-`
+func statsCmd(e *env) *cobra.Command {
+	c := &statsCommand{e}
+	return &cobra.Command{
+		Use:   "stats [-n NS] [--json]",
+		Short: "The daemon's and the store's statistics",
+		Long: `The daemon's and the store's statistics as tables: namespaces, commands
+(calls, errors, latency in µs), log and fsyncs, programs. With -n NS, those
+of one namespace and its programs (NS may also be the argument, as STATS
+takes it; $CUBE_NAMESPACE is not read: without -n every namespace shows).
+--json prints STATS's JSON: snake_case fields, each time with its unit in
+its name (latency_p50_us, fsync_max_us, duration_ms, uptime_s), sizes in
+_bytes.`,
+		Example: `  cube stats
+  cube stats -n world --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			names := args
+			if e.namespace != "" {
+				names = append([]string{e.namespace}, args...)
+			}
+			if len(names) > 1 {
+				return usagef("stats shows one namespace, given with -n NS, not %s", strings.Join(names, " and "))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns := e.namespace
+			if len(args) == 1 {
+				ns = args[0]
+			}
+			return c.Run(cmd.Context(), ns)
+		},
+	}
 }
 
-func (c *statsCommand) Run(ctx context.Context, args []string) error {
-	var ns string
-	for _, a := range args {
-		switch {
-		case a == "--json":
-			c.json = true
-		case ns == "" && a[0] != '-':
-			ns = a
-		default:
-			return usagef("stats: unexpected %q\n%s", a, c.Usage())
-		}
-	}
+func (c *statsCommand) Run(ctx context.Context, ns string) error {
 	cl, done, err := c.connect(ctx)
 	if err != nil {
 		return err

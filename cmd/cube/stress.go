@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,15 +20,23 @@ import (
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 )
 
-// stressCommand: cube stress --duration D --clients N [-s SOCKET | --embedded].
-type stressCommand struct{ *env }
+// stressCommand is "cube stress [--duration D] [--clients N] [-s SOCKET | --embedded]".
+type stressCommand struct {
+	*env
+	dur                        time.Duration
+	writes, sameCode, embedded bool
+	clients                    int
+}
 
-func (c *stressCommand) Usage() string {
-	return `usage: cube stress [--duration D] [--clients N] [--same-code] [--writes] [-s SOCKET | --embedded [--data DIR]] [--json]
-
-Drives the daemon with the ancestor's gate mix: each client registers a
+func stressCmd(e *env) *cobra.Command {
+	c := &stressCommand{env: e}
+	cmd := &cobra.Command{
+		Use:   "stress [--duration D] [--clients N] [--same-code] [--writes] [-s SOCKET | --embedded [--data DIR]] [--json]",
+		Short: "Load test the daemon and report latencies",
+		Long: `Drives the daemon with the ancestor's gate mix: each client registers a
 program (PROG) and runs it (RUN) in a loop, and asks for STATS every 100
 pairs. Each PROG sends new code (a counter in its text), so the daemon
 compiles it and writes the registration durably every time; with
@@ -39,10 +46,21 @@ are a hash compare that compiles and writes nothing. The program reads
 sync. Prints the code mode, commands serviced, pairs/s, how many PROGs
 registered a new version, per-command latency (mean, p50, p99, max)
 measured by the clients and by the daemon, errors, and the daemon's heap
-after warm-up and at the end. --embedded serves a fresh store (in a
-temporary directory unless --data) from this process. Exits 1 if any
-command failed.
-`
+after warm-up and at the end. --embedded serves a fresh store from this
+process, in a temporary directory unless --data (a --data without a store
+gets a new one, and cube says so). Exits 1 if any command failed.`,
+		Example: `  cube stress -s world.data/cube.sock --duration 30s --clients 16
+  cube stress --embedded --duration 5s --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.DurationVar(&c.dur, "duration", 10*time.Second, "how long to run")
+	f.BoolVar(&c.writes, "writes", false, "programs write (each run then waits for a log sync)")
+	f.BoolVar(&c.sameCode, "same-code", false, "send identical code with every PROG (after a client's first, a hash compare)")
+	f.IntVar(&c.clients, "clients", 8, "concurrent clients")
+	f.BoolVar(&c.embedded, "embedded", false, "serve a fresh store from this process (in --data DIR, else a temporary one)")
+	return cmd
 }
 
 type stressReport struct {
@@ -76,30 +94,17 @@ type latencyStat struct {
 	MaxUS  float64 `json:"max_us"`
 }
 
-func (c *stressCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("stress", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { fmt.Fprint(c.stderr, c.Usage()) }
-	dur := fs.Duration("duration", 10*time.Second, "how long to run")
-	writes := fs.Bool("writes", false, "programs write (each run then waits for a log sync)")
-	sameCode := fs.Bool("same-code", false, "send identical code with every PROG (after a client's first, a hash compare)")
-	clients := fs.Int("clients", 8, "concurrent clients")
-	sock := fs.String("s", c.socket, "daemon socket")
-	embedded := fs.Bool("embedded", false, "serve a fresh store from this process")
-	data := fs.String("data", "", "data directory for --embedded (default: a temporary one)")
-	asJSON := fs.Bool("json", c.json, "print the report as JSON")
-	if err := fs.Parse(args); err != nil {
-		return usagef("stress: %v", err)
-	}
-	if *clients < 1 || *dur <= 0 {
+func (c *stressCommand) Run(ctx context.Context) error {
+	sock, data := c.socket, c.data
+	if c.clients < 1 || c.dur <= 0 {
 		return usagef("stress: --clients and --duration must be positive")
 	}
-	if *embedded == (*sock != "") {
+	if c.embedded == (sock != "") {
 		return usagef("stress: give exactly one of -s SOCKET and --embedded")
 	}
 	var srv *server.Server
-	if *embedded {
-		dir := *data
+	if c.embedded {
+		dir := data
 		if dir == "" {
 			tmp, err := os.MkdirTemp("", "cube-stress-")
 			if err != nil {
@@ -108,7 +113,11 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 			defer os.RemoveAll(tmp)
 			dir = filepath.Join(tmp, "data")
 		}
-		db, err := cube.Open(dir, cube.Options{})
+		use := mayCreate
+		if data == "" {
+			use = scratch
+		}
+		db, err := c.openStore(dir, cube.Options{}, use)
 		if err != nil {
 			return fmt.Errorf("stress: %w", err)
 		}
@@ -118,8 +127,8 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(sdir)
-		*sock = filepath.Join(sdir, "cube.sock")
-		srv, err = server.New(db, server.Options{Socket: *sock, Version: version()})
+		sock = filepath.Join(sdir, "cube.sock")
+		srv, err = server.New(db, server.Options{Socket: sock, Version: version()})
 		if err != nil {
 			return fmt.Errorf("stress: %w", err)
 		}
@@ -129,7 +138,7 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 		defer func() { cancel(); <-served }()
 	}
 
-	ctl := newClient(*sock)
+	ctl := newClient(sock)
 	defer ctl.Close()
 	if err := ctl.Do(ctx, "NS.CREATE", "stress", "DIMS", 2).Err(); err != nil && !strings.HasPrefix(err.Error(), "EXISTS") {
 		return fmt.Errorf("stress: %w", err)
@@ -162,21 +171,21 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 		newVersions               atomic.Int64
 		firstErr                  atomic.Value
 		wg                        sync.WaitGroup
-		per                       = make([]clientStats, *clients)
+		per                       = make([]clientStats, c.clients)
 	)
-	runCtx, stop := context.WithTimeout(ctx, *dur)
+	runCtx, stop := context.WithTimeout(ctx, c.dur)
 	defer stop()
 	start := time.Now()
-	for i := range *clients {
+	for i := range c.clients {
 		per[i] = clientStats{hist: map[string]*hdrhistogram.Histogram{}, nanos: map[string]int64{}}
 		wg.Go(func() {
 			cs := per[i]
-			cl := newClient(*sock)
+			cl := newClient(sock)
 			defer cl.Close()
 			name := "p" + strconv.Itoa(i)
 			code := fmt.Sprintf(`function run(a) { return cube.get([%d, 0]) + ":" + a }`, i)
 			opt := []any{"RO"}
-			if *writes {
+			if c.writes {
 				code = fmt.Sprintf(`function run(a) { const c = [%d, +a %% 1000]; cube.put(c, a); return cube.get(c) }`, i)
 				opt = nil
 			}
@@ -207,7 +216,7 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 			var version string
 			for n := 0; runCtx.Err() == nil; n++ {
 				src := code
-				if !*sameCode {
+				if !c.sameCode {
 					// A counter in the text: a new version to compile and log.
 					src = fmt.Sprintf("const generation = %d\n%s", n, code)
 				}
@@ -225,20 +234,20 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 	}
 	var heapWarm uint64
 	warmed := make(chan struct{})
-	warm := time.AfterFunc(*dur/10, func() { heapWarm = heap(); close(warmed) })
+	warm := time.AfterFunc(c.dur/10, func() { heapWarm = heap(); close(warmed) })
 	wg.Wait()
 	if !warm.Stop() {
 		<-warmed // it ran: its STATS may still be on the way
 	}
 	elapsed := time.Since(start)
 	rep := stressReport{
-		Duration: elapsed.Seconds(), Clients: *clients, Mode: modeDistinct, NewVersions: newVersions.Load(),
+		Duration: elapsed.Seconds(), Clients: c.clients, Mode: modeDistinct, NewVersions: newVersions.Load(),
 		Commands: commands.Load(), Pairs: pairs.Load(),
 		PairsPerSec: float64(pairs.Load()) / elapsed.Seconds(), Errors: errCount.Load(),
 		Client: map[string]latencyStat{}, Server: map[string]server.CommandStat{},
 		HeapWarm: heapWarm, HeapEnd: heap(),
 	}
-	if *sameCode {
+	if c.sameCode {
 		rep.Mode = modeSame
 	}
 	if v := firstErr.Load(); v != nil {
@@ -271,7 +280,7 @@ func (c *stressCommand) Run(ctx context.Context, args []string) error {
 			rep.Server[kind] = s
 		}
 	}
-	if *asJSON {
+	if c.json {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintln(c.stdout, string(b))
 	} else {

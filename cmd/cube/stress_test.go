@@ -90,7 +90,7 @@ func TestStressCodeModes(t *testing.T) {
 		var e env
 		var sb strings.Builder
 		e.stdout = &sb
-		(&stressCommand{&e}).print(r, false)
+		(&stressCommand{env: &e}).print(r, false)
 		if !strings.Contains(sb.String(), mode.want) {
 			t.Fatalf("text report does not say %q:\n%s", mode.want, sb.String())
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,27 +16,6 @@ func readAll(r io.Reader) ([]byte, error) {
 		return nil, nil
 	}
 	return io.ReadAll(r)
-}
-
-// parseFlags parses fs's flags wherever they stand among args, so that
-// "import FILE --dims 2" reads like "import --dims 2 FILE", and returns
-// the other arguments in order. After "--" every argument is positional.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if i := len(args) - len(rest); i > 0 && args[i-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // hasStore reports whether dir holds a cube store (its FORMAT file).
@@ -66,13 +44,29 @@ func (e *noStore) Error() string {
 	return fmt.Sprintf("no store at %s: %s (check %s; 'cube serve --data DIR', 'cube --data DIR' for the REPL, or 'cube --data DIR -n NS import FILE' make one)", e.dir, e.why, e.check)
 }
 
-// openStore opens the store in dir for a verb. With create false a
-// directory without a store is refused (noStoreError) and nothing is
-// made; with create true (serve, the REPL, import) a new store is made
-// and stderr says so in one line.
-func (e *env) openStore(dir string, o cube.Options, create bool) (*cube.DB, error) {
+// storeUse says what openStore does with a directory that holds no store.
+type storeUse int
+
+const (
+	// mustExist refuses it (noStoreError) and makes nothing: every verb
+	// but those below, so that a mistyped --data changes nothing.
+	mustExist storeUse = iota
+	// mayCreate makes a store and says so on stderr, in one line: serve,
+	// the REPL, import, and demo and stress on a --data of their own.
+	mayCreate
+	// scratch makes one silently: the temporary stores of demo and stress.
+	scratch
+)
+
+// openStore opens the store in dir for a verb; use says whether a
+// directory without one is refused or gets a new store. It is the one
+// place a verb opens a cube.DB (openEngine the one for an engine.DB), so
+// that what every store needs from the command line (engineOptions) is
+// given in one place.
+func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, error) {
 	fresh := !hasStore(dir)
-	o.Engine.MustExist = !create
+	o.Engine = e.engineOptions(o.Engine)
+	o.Engine.MustExist = use == mustExist
 	db, err := cube.Open(dir, o)
 	if errors.Is(err, engine.ErrNoStore) {
 		return nil, noStoreError(dir, "--data or $CUBE_DATA")
@@ -80,8 +74,23 @@ func (e *env) openStore(dir string, o cube.Options, create bool) (*cube.DB, erro
 	if err != nil {
 		return nil, err
 	}
-	if fresh {
+	if fresh && use == mayCreate {
 		fmt.Fprintf(e.stderr, "cube: created a new store in %s\n", dir)
 	}
 	return db, nil
+}
+
+// openEngine opens the store in dir as an engine.DB, for verbs that read
+// below programs (verify, completion). It never makes a store: a
+// directory without one is engine.ErrNoStore.
+func (e *env) openEngine(dir string, o engine.Options) (*engine.DB, error) {
+	o = e.engineOptions(o)
+	o.MustExist = true
+	return engine.Open(dir, o)
+}
+
+// engineOptions is o with what the command line says about every store
+// a verb opens. Nothing yet: it is where an encryption key will come in.
+func (e *env) engineOptions(o engine.Options) engine.Options {
+	return o
 }

@@ -6,29 +6,44 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cubelinux/cube/engine"
 )
 
-// verifyCommand: cube verify DIR.
+// verifyCommand is "cube verify DIR".
 type verifyCommand struct{ *env }
 
-func (c *verifyCommand) Usage() string {
-	return `usage: cube verify DIR
+func verifyCmd(e *env) *cobra.Command {
+	c := &verifyCommand{e}
+	return &cobra.Command{
+		Use: "verify DIR",
 
-Opens the data directory the way the daemon does (recovery included: a torn
+		Short: "Check a data directory: recovery, every value and edge",
+		Long: `Opens the data directory the way the daemon does (recovery included: a torn
 log tail is cut, as at any start), reports what recovery found, and reads
 every value and edge back, checking the counts. Exits 1 on corruption,
 naming the file and offset, and when DIR holds no store (it creates
-nothing). The daemon must not be running on DIR.
-`
+nothing). The daemon must not be running on DIR. Without DIR, --data names it.`,
+		Example: "  cube verify world.data",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && e.data != "" {
+				return nil
+			}
+			return argCount(1, 1, "one DIR (or --data DIR)")(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := e.data
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return c.Run(cmd.Context(), dir)
+		},
+	}
 }
 
-func (c *verifyCommand) Run(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return usagef("verify needs one DIR\n%s", c.Usage())
-	}
-	dir := args[0]
-	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncAlways, CheckpointInterval: -1, MustExist: true})
+func (c *verifyCommand) Run(ctx context.Context, dir string) error {
+	db, err := c.openEngine(dir, engine.Options{Sync: engine.SyncAlways, CheckpointInterval: -1})
 	if err != nil {
 		var ce *engine.CorruptionError
 		switch {

@@ -1,24 +1,24 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
-type versionCommand struct{ *env }
-
-func (c *versionCommand) Usage() string {
-	return "usage: cube version\n\nPrints the version, the commit it was built from and the Go version.\n"
-}
-
-func (c *versionCommand) Run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("version takes no arguments")
+func versionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Long:  "Prints the version, the commit it was built from and the Go version.",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(e.stdout, "cube %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
 	}
-	fmt.Fprintf(c.stdout, "cube %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
 }
 
 // version is the module version, or the VCS revision for a development
