@@ -56,14 +56,16 @@ var scanPool = sync.Pool{New: func() any { return newRegionScan() }}
 func newRegionScan() *regionScan {
 	s := new(regionScan)
 	s.visit = func(it vitem) bool {
-		if s.run.Hi.Less(it.key) {
+		if keyLess(&s.run.Hi, &it.key) {
 			if !inBox(&it.c, s.min, s.max) {
 				return s.outsideKey(&it.key)
 			}
-		} else if it.key.Less(s.run.Lo) {
+		} else if keyLess(&it.key, &s.run.Lo) {
 			return s.beforeRun()
 		}
-		s.skipped, s.outside = 0, 0
+		if s.skipped|s.outside != 0 {
+			s.skipped, s.outside = 0, 0
+		}
 		if it.lsn&tombBit != 0 {
 			return true
 		}
@@ -132,6 +134,21 @@ func scanTree(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func
 			return
 		}
 	}
+}
+
+// keyLess is Key.Less unrolled on pointers: the scan compares every item
+// with its run, and Less on values copied both keys each time.
+func keyLess(a, b *curve.Key) bool {
+	if a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	if a[1] != b[1] {
+		return a[1] < b[1]
+	}
+	if a[2] != b[2] {
+		return a[2] < b[2]
+	}
+	return a[3] < b[3]
 }
 
 // inBox reports whether c lies in the box [min, max].
