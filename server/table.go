@@ -146,6 +146,10 @@ func commandTable() []*Command {
 			Doc: "Deletes the value at the coordinate; replies 1 if there was one, else 0.", prep: prepDel},
 		{Name: "REGION", Synopsis: "REGION ns min1..mind max1..maxd [LIMIT n] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
 			Doc: "The values inside the box (inclusive), in curve order, as [[c1..cd], value] pairs; with COUNT, their number.", run: cmdRegion},
+		{Name: "NEARBY", Synopsis: "NEARBY ns c1..cd K [MAXDIST d] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
+			Doc: "The K values nearest to the coordinate by Euclidean distance, nearest first (ties in curve order), as [[c1..cd], value, distance]; MAXDIST leaves out those farther than d; with COUNT, their number.", run: cmdNearby},
+		{Name: "WITHIN", Synopsis: "WITHIN ns c1..cd r [LIMIT n] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
+			Doc: "The values at Euclidean distance at most r from the coordinate, in curve order, as [[c1..cd], value] pairs; with COUNT, their number.", run: cmdWithin},
 
 		// graph
 		{Name: "LINK", Synopsis: "LINK ns from1..fromd to1..tod label [WEIGHT w] [VALUE v]", Arity: -5, Flags: Write | Fast, Group: "graph",
