@@ -47,6 +47,17 @@
 // it: a scan must filter with Contains. NextInBox lets such a scan jump
 // from a key outside the box straight to the next key inside it.
 //
+// # Cursors
+//
+// A Cursor computes no list at all: a scan that reads an index in key
+// order hands it the key it has reached and gets back the run of keys,
+// all inside the box, where the box continues. The cursor keeps its walk
+// of the subdivision tree between calls, so a scan that reads k keys and
+// meets r stretches of the curve outside the box pays for k reads and r
+// short steps, however large the box, and a box over empty space costs
+// almost nothing. The engine's region scans use it; Ranges remains for
+// callers that want the whole cover at once.
+//
 // A Curve is immutable and safe for concurrent use. Its only shared state
 // is the Hilbert tables, built once on first use and never written again.
 package curve
