@@ -67,6 +67,7 @@ type env struct {
 	namespace string // -n: the namespace of the verbs that need one
 	data      string // --data: the data directory
 	json      bool   // --json: machine-readable output
+	keyFile   string // --key-file: the store's encryption key (keys.go)
 
 	// ctrlC, when set, makes Ctrl-C cancel the context it returns; nil
 	// (tests that call run) leaves the signal alone.

@@ -26,6 +26,8 @@ var verbs = []func(*env) *cobra.Command{
 	demoCmd,
 	stressCmd,
 	versionCmd,
+	keygenCmd,
+	rekeyCmd,
 }
 
 // Command groups in "cube help".
@@ -96,6 +98,7 @@ func newRoot(e *env) *cobra.Command {
 	pf.StringVarP(&e.namespace, "namespace", "n", "", "the namespace of prog, run, import, export, stats and the REPL (default $CUBE_NAMESPACE)")
 	pf.StringVarP(&e.data, "data", "d", "", "the data directory DIR (default $CUBE_DATA, else ./cube.data)")
 	pf.BoolVar(&e.json, "json", false, "print replies and reports as JSON")
+	pf.StringVar(&e.keyFile, "key-file", "", keyFileUsage)
 	root.RegisterFlagCompletionFunc("namespace", e.completeNamespace)
 	root.RegisterFlagCompletionFunc("data", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs

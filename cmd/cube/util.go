@@ -67,12 +67,17 @@ func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, err
 	fresh := !hasStore(dir)
 	o.Engine = e.engineOptions(o.Engine)
 	o.Engine.MustExist = use == mustExist
+	key, err := e.storeKey()
+	if err != nil {
+		return nil, err
+	}
+	o.Engine.EncryptionKey = key
 	db, err := cube.Open(dir, o)
 	if errors.Is(err, engine.ErrNoStore) {
 		return nil, noStoreError(dir, "--data or $CUBE_DATA")
 	}
 	if err != nil {
-		return nil, err
+		return nil, e.keyError(err, key != nil)
 	}
 	if fresh && use == mayCreate {
 		fmt.Fprintf(e.stderr, "cube: created a new store in %s\n", dir)
@@ -86,11 +91,18 @@ func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, err
 func (e *env) openEngine(dir string, o engine.Options) (*engine.DB, error) {
 	o = e.engineOptions(o)
 	o.MustExist = true
-	return engine.Open(dir, o)
+	key, err := e.storeKey()
+	if err != nil {
+		return nil, err
+	}
+	o.EncryptionKey = key
+	db, err := engine.Open(dir, o)
+	return db, e.keyError(err, key != nil)
 }
 
 // engineOptions is o with what the command line says about every store
-// a verb opens. Nothing yet: it is where an encryption key will come in.
+// a verb opens. The encryption key (--key-file, keys.go) is set by
+// openStore and openEngine, since reading it can fail.
 func (e *env) engineOptions(o engine.Options) engine.Options {
 	return o
 }
