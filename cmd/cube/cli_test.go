@@ -63,10 +63,11 @@ func cliStore(t *testing.T) (data, csv string) {
 // after its arguments, and a daemon command takes them before its first
 // argument, its own (a negative coordinate) staying arguments.
 //
-// Caught: with the verbs' flag sets not interspersed (SetInterspersed
-// false on import, run, export) "import FILE -n ns --dims 2" fails as
-// "import needs one FILE"; with daemon commands interspersed, "get w -1
-// -2" is "unknown shorthand flag: '1'".
+// Caught (each break made, seen to fail, undone): import's flags with
+// SetInterspersed(false) fail cliStore's "import -n w --dims 2 FILE
+// --data D" with "import needs one FILE, got 3 argument(s)"; daemon
+// commands without SetInterspersed(false) fail "get --data D w -1 -2" and
+// "region w -5 -5 ..." with "unknown shorthand flag: '1' in -1".
 func TestCLIFlagsAnywhere(t *testing.T) {
 	data, csv := cliStore(t)
 	for _, s := range []struct {
@@ -98,12 +99,14 @@ func TestCLIFlagsAnywhere(t *testing.T) {
 // TestCLIUsageErrors: mistakes in flags, arguments and namespaces exit
 // with 2 and a message that names the mistake and says what to do.
 //
-// Caught: run() mapping usage errors to exit 1 fails every case; without
-// SetFlagErrorFunc wrapping pflag's errors the unknown flags exit 1;
-// without withNamespace "run world greet x" says "run needs NAME [ARG]"
-// (the complaint of issue 8) instead of naming -n; without
-// singleDashLong "-data DIR" reads as "-d ata" and fails on "unknown
-// command" instead of naming --data.
+// Caught (each break made, seen to fail, undone): run() mapping usage
+// errors to exit 1 failed all 20 cases; without SetFlagErrorFunc the
+// unknown and valueless flags exit 1; without singleDashLong "-data DIR
+// stats" says 'unknown command "DIR"' (pflag read -d ata) and
+// "-max-clients" "unknown shorthand flag: 'm'"; without withNamespace's
+// check "run w greet x" says "run needs NAME [ARG]", the complaint of
+// issue 8; with daemon commands interspersed "get w 1 2 --data D" quietly
+// takes --data as cube's (exit 0).
 func TestCLIUsageErrors(t *testing.T) {
 	data, _ := cliStore(t)
 	for _, s := range []struct {
@@ -150,10 +153,10 @@ func TestCLIUsageErrors(t *testing.T) {
 // the daemon's commands, help topics, completion's shells) prints its
 // help on stdout and exits 0, and help VERB prints the same.
 //
-// Caught: with daemon commands given DisableFlagParsing (another way to
-// keep their arguments raw), "cube put -h" sends "PUT -h" to the daemon
-// and fails (exit 1, no store); a verb whose Args check runs before the
-// help flag (a namespace check in RunE's place) would exit 2 here.
+// Caught (break made, seen to fail, undone): daemon commands with
+// DisableFlagParsing (another way to keep their arguments raw) fail
+// "cube --data D put -h" and every other daemon command's help: the
+// global flag before the command reaches it as an argument, exit 2.
 func TestCLIHelpEveryCommand(t *testing.T) {
 	root := newRoot(&env{getenv: func(string) string { return "" }})
 	root.InitDefaultCompletionCmd()
@@ -212,12 +215,11 @@ func TestCLIHelpEveryCommand(t *testing.T) {
 // the daemon's namespaces, and nothing, within completionTimeout, when
 // no daemon answers.
 //
-// Caught: with the completion command disabled
-// (CompletionOptions.DisableDefaultCmd) there is no script; with
-// completeNamespace not registered on -n the daemon's names are missing;
-// with namespaceNames not bounded by its timeout (waiting for NS.LIST's
-// reply however long it takes) a daemon that accepts and never answers
-// made the Tab hang.
+// Caught (each break made, seen to fail, undone): with
+// CompletionOptions.DisableDefaultCmd, 'unknown command "completion"';
+// with namespaceNames waiting for NS.LIST's reply without its timeout,
+// the completion on a socket that accepts and never answers hung until
+// cubeWith's 2-minute bound killed it (exit -1).
 func TestCLICompletion(t *testing.T) {
 	code, script, errs := cubeWith(t, nil, "", "completion", "bash")
 	if code != 0 || !strings.Contains(script, "__start_cube") {
@@ -300,9 +302,9 @@ func TestCLICompletion(t *testing.T) {
 // without a store say they made one, once; on their temporary stores
 // they say nothing.
 //
-// Caught: demo and stress opening with cube.Open (as before) print no
-// notice; openStore's scratch mode printing too shows the temporary
-// store's path on every plain "cube demo".
+// Caught (each break made, seen to fail, undone): stress, then demo,
+// opening their --data as scratch (silently, as cube.Open did before)
+// fail with no notice.
 func TestCLICreatedStoreNotice(t *testing.T) {
 	dir := shortDir(t)
 	data := filepath.Join(dir, "stress")
@@ -326,8 +328,9 @@ func TestCLICreatedStoreNotice(t *testing.T) {
 // SIGTERM does: cube serve drains and exits 0 (the REPL, which keeps its
 // session, is repl_pty_test.go's).
 //
-// Caught: with conventions not wrapping the verbs, SIGINT's default action
-// kills the daemon (exit -1, no "cube stopped", its socket left behind).
+// Caught (break made, seen to fail, undone): with conventions not
+// wrapping the verbs' RunE, SIGINT's default action kills the daemon
+// ("signal: interrupt", no "cube stopped").
 func TestCLICtrlCEndsVerbs(t *testing.T) {
 	data := filepath.Join(shortDir(t), "d")
 	d, out := cubeProc(t, nil, "serve", "--data", data, "--sync", "none")
