@@ -16,6 +16,8 @@ JavaScript REPL, and tools to load, dump, check and measure a store.
   cube import -n NS FILE    load CSV (c1,...,cd,value) or JSON lines ({"c":[...],"v":...})
   cube export -n NS         print every value as JSON lines
   cube verify DIR           open a data directory, check it, report what recovery found
+  cube keygen FILE          make an encryption key file (for --key-file or $CUBE_KEY_FILE)
+  cube rekey [flags]        move a stopped store to a new key, or to or from none (cube rekey -h)
   cube stress [flags]       load test the daemon (cube stress -h)
   cube completion bash      a completion script for bash (or zsh, fish, powershell)
 
@@ -30,5 +32,8 @@ Flags: the global flags below may come before or after the verb, and a verb's
 flags anywhere among its arguments ("--" ends them); a daemon command's
 arguments are the daemon's, so flags go before its first one. Long flags take
 two dashes (--data, not -data). -h on any command prints its help.
+
+An encrypted store needs its key: --key-file FILE (or $CUBE_KEY_FILE) on every
+command that opens it, cube serve included (cube keygen makes one).
 
 Exit status: 0 success, 1 command failed, 2 usage error.`
