@@ -81,7 +81,7 @@ disk may still hold their blocks.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&c.fromPlain, "from-plain", false, "the store is plain now (no --key-file)")
+	f.BoolVar(&c.fromPlain, "from-plain", false, "the store is plain now (no --key-file; $CUBE_KEY_FILE is ignored)")
 	f.StringVar(&c.newKeyFile, "new-key-file", "", "the key file the store moves to (make one with 'cube keygen NEW')")
 	f.BoolVar(&c.toPlain, "to-plain", false, "decrypt the store: it moves to no key")
 	return cmd
