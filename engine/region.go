@@ -33,7 +33,7 @@ const maxSkip = 16
 // alike and 0 (ask at once) costs a side-64 box about twice as much.
 const maxOutside = 8
 
-// regionScan is the state of one scan, pooled: its cursor is about 3 KiB,
+// regionScan is the state of one scan, pooled: its cursor is about 4 KiB,
 // and visit is built once per regionScan rather than once per query.
 type regionScan struct {
 	cu       curve.Cursor

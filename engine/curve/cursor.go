@@ -20,7 +20,7 @@ package curve
 // a Cursor answers a rising sequence of keys at the cost of one walk.
 //
 // The zero Cursor holds no box; Reset gives it one. A Cursor is not safe
-// for concurrent use; it is about 3 KiB, so callers that run many short
+// for concurrent use; it is about 4 KiB, so callers that run many short
 // scans keep one and Reset it.
 type Cursor struct {
 	c      *Curve
