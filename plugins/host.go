@@ -72,6 +72,29 @@ func (h *txHost) Delete(_ context.Context, c []int32) (bool, error) {
 
 func (h *txHost) Region(ctx context.Context, lo, hi []int32) vm.Cursor[vm.Point] {
 	seq, err := h.tx.Region(lo, hi, 0)
+	return h.pointCursor(ctx, seq, err)
+}
+
+func (h *txHost) Within(ctx context.Context, c []int32, r float64) vm.Cursor[vm.Point] {
+	seq, err := h.tx.Within(c, r, engine.WithinOptions{})
+	return h.pointCursor(ctx, seq, err)
+}
+
+func (h *txHost) Nearby(ctx context.Context, c []int32, k int, maxDist float64) ([]vm.Neighbor, error) {
+	ns, err := h.tx.Nearby(ctx, c, k, engine.NearbyOptions{MaxDist: maxDist})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vm.Neighbor, len(ns))
+	for i, n := range ns {
+		out[i] = vm.Neighbor(n)
+	}
+	return out, nil
+}
+
+// pointCursor turns a scan of points (Region's or Within's) into a
+// cursor.
+func (h *txHost) pointCursor(ctx context.Context, seq iter.Seq2[[]int32, []byte], err error) vm.Cursor[vm.Point] {
 	if err != nil {
 		return &regionCursor{err: err, done: true}
 	}

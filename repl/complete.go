@@ -10,10 +10,10 @@ import (
 )
 
 // The names the completer offers after "cube.", after a graph query step
-// and after cube.region(...). They mirror vm/js's API (vm/js/cube.go,
+// and after cube.region(...) or cube.within(...). They mirror vm/js's API (vm/js/cube.go,
 // gizmo.go, region.go).
 var (
-	cubeMembers   = []string{"V", "args", "argsBytes", "del", "dims", "edges", "get", "getBytes", "getJSON", "link", "log", "path", "put", "putJSON", "region", "unlink", "walk"}
+	cubeMembers   = []string{"V", "args", "argsBytes", "del", "dims", "edges", "get", "getBytes", "getJSON", "link", "log", "nearby", "path", "put", "putJSON", "region", "unlink", "walk", "within"}
 	gizmoMethods  = []string{"all", "both", "count", "first", "has", "in", "limit", "out", "values"}
 	regionMethods = []string{"count", "next", "return", "toArray"}
 	// jsGlobals are offered for a bare word, with the session's own names.
@@ -107,7 +107,7 @@ func membersOf(s string) []string {
 		}
 		fn := s[k:j]
 		switch {
-		case fn == "region" && k > 0 && s[k-1] == '.':
+		case (fn == "region" || fn == "within") && k > 0 && s[k-1] == '.':
 			return regionMethods
 		case gizmoSteps[fn] && k > 0 && s[k-1] == '.':
 			return gizmoMethods

@@ -80,6 +80,14 @@ type WalkStep struct {
 	From  []int32
 }
 
+// Neighbor is a point a nearest-neighbour query found, with its Euclidean
+// distance from the query's centre.
+type Neighbor struct {
+	Coord []int32
+	Value []byte
+	Dist  float64
+}
+
 // Path is a weighted shortest path: the coordinates from start to end
 // inclusive and the sum of the edge weights.
 type Path struct {
@@ -108,6 +116,14 @@ type Host interface {
 	// Region iterates the points inside the box [min, max] (inclusive on
 	// every axis) in the namespace's curve order.
 	Region(ctx context.Context, min, max []int32) Cursor[Point]
+	// Nearby returns the k points nearest to c by Euclidean distance over
+	// the integer coordinates (k >= 1), nearest first; points at the same
+	// distance come in curve order. maxDist > 0 leaves out points farther
+	// than it (a point at exactly maxDist stays); 0 means no bound.
+	Nearby(ctx context.Context, c []int32, k int, maxDist float64) ([]Neighbor, error)
+	// Within iterates the points at Euclidean distance at most r from c
+	// (r >= 0, +Inf for all), in curve order.
+	Within(ctx context.Context, c []int32, r float64) Cursor[Point]
 	// Edges iterates the edges of c in the given direction; label "" means
 	// any label.
 	Edges(ctx context.Context, c []int32, dir Direction, label string) Cursor[Edge]

@@ -1,6 +1,7 @@
 package js
 
 import (
+	"math"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -23,6 +24,9 @@ const batch = 64
 //	cube.putJSON(c, v)             stores JSON.stringify(v)
 //	cube.del(c)                    true if there was a value
 //	cube.region(min, max, {limit}) lazy iterable of {c, v}; .toArray(), .count()
+//	cube.nearby(c, k, {maxDist})   the k nearest [{c, v, d}], nearest first (d: Euclidean
+//	                               distance; ties in curve order; maxDist: none farther)
+//	cube.within(c, r, {limit})     lazy iterable of {c, v} at distance <= r, in curve order
 //	cube.edges(c, {dir, label})    [{from, to, label, weight, v}]
 //	cube.link(from, to, label, {weight, value})
 //	cube.unlink(from, to, label)   true if the edge existed
@@ -131,6 +135,44 @@ func (b *binding) installCube() *goja.Object {
 			}
 		}
 		return b.newRegion(lo, hi, limit)
+	})
+	def("nearby", 2, func(call goja.FunctionCall) goja.Value {
+		const name = "cube.nearby"
+		b.call(name)
+		k := b.coord(name, call.Argument(0))
+		n := call.Argument(1)
+		if !goja.IsNumber(n) || n.ToFloat() != math.Trunc(n.ToFloat()) || n.ToFloat() < 1 || n.ToFloat() > math.MaxInt32 {
+			b.throwType("%s: k (how many neighbours) must be an integer >= 1, got %s", name, describe(n))
+		}
+		o := b.optObject(name, call.Argument(2))
+		maxDist := 0.0
+		if v := opt(o, "maxDist"); v != nil {
+			// The host's 0 means no bound; {maxDist: 0} means the centre
+			// only, which the smallest positive bound gives.
+			maxDist = max(b.distance(name, "maxDist", v), math.SmallestNonzeroFloat64)
+		}
+		near, err := b.host.Nearby(b.ctx, k, int(n.ToFloat()), maxDist)
+		if err != nil {
+			b.hostErr(name, err)
+		}
+		out := make([]any, len(near))
+		for i, p := range near {
+			o := r.NewObject()
+			o.Set("c", b.coordValue(p.Coord))
+			o.Set("v", string(p.Value))
+			o.Set("d", p.Dist)
+			out[i] = o
+		}
+		return r.NewArray(out...)
+	})
+	def("within", 2, func(call goja.FunctionCall) goja.Value {
+		const name = "cube.within"
+		b.call(name)
+		k := b.coord(name, call.Argument(0))
+		rad := b.distance(name, "r", call.Argument(1))
+		o := b.optObject(name, call.Argument(2))
+		limit := b.optInt(name, o, "limit", -1)
+		return b.newPointIter(name, func() vm.Cursor[vm.Point] { return b.host.Within(b.ctx, k, rad) }, limit)
 	})
 	def("edges", 1, func(call goja.FunctionCall) goja.Value {
 		const name = "cube.edges"
@@ -276,6 +318,14 @@ func (b *binding) installCube() *goja.Object {
 		return b.newGizmo(call.Arguments)
 	})
 	return c
+}
+
+// distance reads a distance argument: a number >= 0 (Infinity allowed).
+func (b *binding) distance(name, what string, v goja.Value) float64 {
+	if !goja.IsNumber(v) || !(v.ToFloat() >= 0) {
+		b.throwType("%s: %s must be a number >= 0 (a distance in the namespace's units, or Infinity), got %s", name, what, describe(v))
+	}
+	return v.ToFloat()
 }
 
 // addLog keeps a log line within the per-run log budget; lines past it are

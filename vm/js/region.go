@@ -6,13 +6,13 @@ import (
 	"github.com/cubelinux/cube/vm"
 )
 
-// regionIter is the Go side of the object cube.region returns: a lazy
-// iterator that pulls points from the host cursor a batch at a time, and
-// only when the program asks for more.
+// regionIter is the Go side of the object cube.region (and cube.within)
+// returns: a lazy iterator that pulls points from the host cursor a batch
+// at a time, and only when the program asks for more.
 type regionIter struct {
 	b     *binding
-	lo    []int32
-	hi    []int32
+	name  string                     // the function that made it, for errors
+	open  func() vm.Cursor[vm.Point] // the host's scan, called on the first pull
 	cur   vm.Cursor[vm.Point]
 	buf   []vm.Point
 	pos   int
@@ -30,7 +30,13 @@ func (*regionIter) Delete(string) bool          { return false }
 func (*regionIter) Keys() []string              { return nil }
 
 func (b *binding) newRegion(lo, hi []int32, limit int) goja.Value {
-	it := &regionIter{b: b, lo: lo, hi: hi, left: limit, first: true}
+	return b.newPointIter("cube.region", func() vm.Cursor[vm.Point] { return b.host.Region(b.ctx, lo, hi) }, limit)
+}
+
+// newPointIter returns a lazy iterator over the points of the host cursor
+// open makes, at most limit of them (-1 = all).
+func (b *binding) newPointIter(name string, open func() vm.Cursor[vm.Point], limit int) goja.Value {
+	it := &regionIter{b: b, name: name, open: open, left: limit, first: true}
 	o := b.r.NewDynamicObject(it)
 	o.SetPrototype(b.regionPro)
 	return o
@@ -49,10 +55,10 @@ func (it *regionIter) pull() (vm.Point, bool) {
 	}
 	b := it.b
 	if !it.first {
-		b.call("cube.region")
+		b.call(it.name)
 	}
 	if it.cur == nil {
-		it.cur = b.host.Region(b.ctx, it.lo, it.hi)
+		it.cur = it.open()
 		b.cursors = append(b.cursors, it.cur)
 	}
 	it.first = false
@@ -78,7 +84,7 @@ func (it *regionIter) pull() (vm.Point, bool) {
 	if it.done {
 		it.cur.Close()
 		if err := it.cur.Err(); err != nil {
-			b.hostErr("cube.region", err)
+			b.hostErr(it.name, err)
 		}
 	}
 	if len(it.buf) == 0 {

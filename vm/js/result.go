@@ -165,7 +165,7 @@ func (b *binding) shownAs(o *goja.Object) string {
 	case []byte:
 		return showBytes("Uint8Array", x)
 	case *regionIter:
-		return "[cube.region: lazy; [...it], it.toArray() or it.count() reads it]"
+		return "[" + x.name + ": lazy; [...it], it.toArray() or it.count() reads it]"
 	case *gizmo:
 		return "[cube.V query: lazy; .all(), .count() or .first() runs it]"
 	}

@@ -89,6 +89,20 @@ func (h *remoteHost) Region(ctx context.Context, min, max []int32) vm.Cursor[vm.
 	return c
 }
 
+func (h *remoteHost) Nearby(ctx context.Context, c []int32, k int, maxDist float64) ([]vm.Neighbor, error) {
+	r, err := h.do(&call{Method: mNearby, A: c, K: k, Dist: maxDist})
+	if err != nil {
+		return nil, err
+	}
+	return r.Near, nil
+}
+
+func (h *remoteHost) Within(ctx context.Context, c []int32, r float64) vm.Cursor[vm.Point] {
+	cur := &remoteCursor[vm.Point]{h: h}
+	cur.open(&call{Method: mWithinOpen, A: c, Dist: r}, func(r *reply) []vm.Point { return r.Points })
+	return cur
+}
+
 func (h *remoteHost) Edges(ctx context.Context, c []int32, dir vm.Direction, label string) vm.Cursor[vm.Edge] {
 	cur := &remoteCursor[vm.Edge]{h: h}
 	cur.open(&call{Method: mEdgesOpen, A: c, Dir: dir, Label: label}, func(r *reply) []vm.Edge { return r.Edges })

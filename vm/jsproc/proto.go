@@ -73,6 +73,8 @@ const (
 	mUnlink
 	mWalk
 	mPath
+	mNearby
+	mWithinOpen
 )
 
 type call struct {
@@ -84,6 +86,8 @@ type call struct {
 	Dir    vm.Direction
 	Walk   vm.WalkOptions
 	Cursor uint32
+	K      int     // Nearby's k
+	Dist   float64 // Nearby's maxDist, Within's r
 }
 
 type reply struct {
@@ -96,6 +100,7 @@ type reply struct {
 	Done   bool // the cursor is exhausted (after Points/Edges)
 	Steps  []vm.WalkStep
 	Path   vm.Path
+	Near   []vm.Neighbor
 }
 
 type done struct {

@@ -107,17 +107,32 @@ func serve(ctx context.Context, h vm.Host, c *call, cur cursors) *reply {
 			return fail(err)
 		}
 		return &reply{Path: p, OK: ok}
-	case mRegionOpen, mEdgesOpen:
+	case mNearby:
+		if err := need(c.A); err != nil {
+			return fail(err)
+		}
+		near, err := h.Nearby(ctx, c.A, c.K, c.Dist)
+		if err != nil {
+			return fail(err)
+		}
+		return &reply{Near: near}
+	case mRegionOpen, mEdgesOpen, mWithinOpen:
 		if len(cur) >= maxCursors {
 			return fail(&vm.Error{Kind: vm.KindHostCallLimit, Msg: fmt.Sprintf("more than %d cursors open at once; close the ones you are done with", maxCursors)})
 		}
 		var x any
-		if c.Method == mRegionOpen {
+		switch c.Method {
+		case mRegionOpen:
 			if err := need(c.A, c.B); err != nil {
 				return fail(err)
 			}
 			x = h.Region(ctx, c.A, c.B)
-		} else {
+		case mWithinOpen:
+			if err := need(c.A); err != nil {
+				return fail(err)
+			}
+			x = h.Within(ctx, c.A, c.Dist)
+		default:
 			if err := need(c.A); err != nil {
 				return fail(err)
 			}
