@@ -66,7 +66,7 @@ func loadEngine(ctx context.Context, db *cube.DB, name string, d conformance.Dat
 	if err != nil {
 		return err
 	}
-	return ns.Update(ctx, func(tx *engine.Tx) error {
+	return ns.Update(ctx, func(tx *cube.Tx) error {
 		for _, p := range d.Points {
 			if err := tx.Put(p.Coord, p.Value); err != nil {
 				return err
@@ -118,7 +118,7 @@ func runEngine(t *testing.T, db *cube.DB, name string, l conformance.Lang, c con
 	return o
 }
 
-func readPoints(t *testing.T, ns *engine.Namespace) []vm.Point {
+func readPoints(t *testing.T, ns *cube.Namespace) []vm.Point {
 	t.Helper()
 	lo := make([]int32, ns.Dims())
 	hi := make([]int32, ns.Dims())

@@ -129,7 +129,7 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	t0 = time.Now()
 	for i := 0; i < len(cs); i += 5000 {
 		batch := cs[i:min(i+5000, len(cs))]
-		err := ns.Update(ctx, func(tx *engine.Tx) error {
+		err := ns.Update(ctx, func(tx *cube.Tx) error {
 			for _, ct := range batch {
 				v, _ := json.Marshal(map[string]string{"name": ct.Name, "country": ct.Country})
 				if err := tx.Put([]int32{ct.x, ct.y}, v); err != nil {
@@ -155,7 +155,7 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	t0 = time.Now()
 	for i := 0; i < len(roads); i += 10000 {
 		batch := roads[i:min(i+10000, len(roads))]
-		err := ns.Update(ctx, func(tx *engine.Tx) error {
+		err := ns.Update(ctx, func(tx *cube.Tx) error {
 			for _, r := range batch {
 				a, b := cs[r.a], cs[r.b]
 				if err := tx.Link([]int32{a.x, a.y}, []int32{b.x, b.y}, "road", r.km, nil); err != nil {
@@ -373,7 +373,7 @@ func haversineKm(lat1, lng1, lat2, lng2 float64) float64 {
 // the lightest road (ties as the walk example breaks them: the smaller
 // destination) goes farthest before it revisits a place, and returns that
 // start and the walk's last place.
-func greediest(ctx context.Context, ns *engine.Namespace, cs []demoCity, country string) (start, end []int32) {
+func greediest(ctx context.Context, ns *cube.Namespace, cs []demoCity, country string) (start, end []int32) {
 	best := -1
 	for _, ct := range cs {
 		if ct.Country != country {

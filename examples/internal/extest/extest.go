@@ -107,7 +107,7 @@ func EverywhereCheck(t *testing.T, root, program string, d conformance.Data, arg
 }
 
 // nsHost lets Data.Load write into a namespace.
-type nsHost struct{ *engine.Namespace }
+type nsHost struct{ *cube.Namespace }
 
 func (h nsHost) Put(ctx context.Context, c []int32, v []byte) error {
 	return h.Namespace.Put(ctx, c, v)
