@@ -17,9 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/examples/cities"
-	"github.com/cubelinux/cube/vm"
+	"github.com/cubelinux/cube/examples/nearby"
 )
 
 // demoCommand: cube demo — the main job in one command, on an embedded
@@ -111,16 +110,16 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	}
 	db, err := c.openStore(dir, cube.Options{}, use)
 	if err != nil {
-		if errors.Is(err, engine.ErrLocked) {
+		if errors.Is(err, cube.ErrLocked) {
 			return fmt.Errorf("demo: %s is in use by another process", dir)
 		}
 		return fmt.Errorf("demo: %w", err)
 	}
 	defer db.Close()
-	if err := db.DropNamespace(ctx, "world"); err != nil && !errors.Is(err, engine.ErrNoNamespace) {
+	if err := db.DropNamespace(ctx, "world"); err != nil && !errors.Is(err, cube.ErrNoNamespace) {
 		return err
 	}
-	ns, err := db.CreateNamespace(ctx, "world", engine.NamespaceOptions{Dims: 2})
+	ns, err := db.CreateNamespace(ctx, "world", cube.NamespaceOptions{Dims: 2})
 	if err != nil {
 		return err
 	}
@@ -240,13 +239,13 @@ func (c *demoCommand) Run(ctx context.Context) error {
 
 	fmt.Fprintln(w, "\ngraph")
 	t0 = time.Now()
-	steps, err := ns.Walk(ctx, []int32{paris.x, paris.y}, engine.WalkOptions{MaxDepth: 3, Label: "road"})
+	steps, err := ns.Walk(ctx, []int32{paris.x, paris.y}, cube.WalkOptions{MaxDepth: 3, Label: "road"})
 	if err != nil {
 		return err
 	}
 	step(fmt.Sprintf("walk 3 roads out of Paris: %d places", len(steps)), t0)
 	t0 = time.Now()
-	p, ok, err := ns.ShortestPath(ctx, []int32{paris.x, paris.y}, []int32{berlin.x, berlin.y}, "road", engine.Out)
+	p, ok, err := ns.ShortestPath(ctx, []int32{paris.x, paris.y}, []int32{berlin.x, berlin.y}, "road", cube.Out)
 	if err != nil {
 		return err
 	}
@@ -265,18 +264,8 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	}
 
 	fmt.Fprintln(w, "\nprograms")
-	js := `// nearby: the places in a box around (lng, lat), as "name (country)" lines.
-function run() {
-  const [lng, lat, r] = cube.args.split(",").map(Number);
-  const s = 1e4, out = [];
-  for (const p of cube.region([Math.round((lng - r) * s), Math.round((lat - r) * s)], [Math.round((lng + r) * s), Math.round((lat + r) * s)])) {
-    const c = JSON.parse(p.v);
-    out.push(c.name + " (" + c.country + ")");
-  }
-  return out.sort().join("\n");
-}`
 	t0 = time.Now()
-	pi, err := db.Prog(ctx, "world", "nearby", vm.JS, []byte(js), cube.ProgOptions{ReadOnly: true})
+	pi, err := db.Prog(ctx, "world", "nearby", cube.JS, nearby.JS, cube.ProgOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -303,7 +292,7 @@ function run() {
 		fmt.Fprintf(w, "  (WASM example not found at %s: run from the repository root or pass --examples)\n", wasmPath)
 	} else {
 		t0 = time.Now()
-		pi, err := db.Prog(ctx, "world", "walk", vm.WASM, code, cube.ProgOptions{ReadOnly: true})
+		pi, err := db.Prog(ctx, "world", "walk", cube.WASM, code, cube.ProgOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
@@ -383,7 +372,7 @@ func greediest(ctx context.Context, ns *cube.Namespace, cs []demoCity, country s
 		seen := map[[2]int32]bool{{cur[0], cur[1]}: true}
 		n := 0
 		for n < 40 {
-			es, err := ns.Edges(ctx, cur, engine.Out, "road")
+			es, err := ns.Edges(ctx, cur, cube.Out, "road")
 			if err != nil || len(es) == 0 {
 				break
 			}
