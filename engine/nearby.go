@@ -341,6 +341,10 @@ type nearCand struct {
 	hasKey bool
 }
 
+// preallocMax bounds the room made up front for k candidates: a k far
+// above the namespace's size must not allocate k of them.
+const preallocMax = 1024
+
 // ctxEvery is how many scanned points pass between checks of ctx.
 const ctxEvery = 1 << 12
 
@@ -375,7 +379,7 @@ func (q *nearQuery) firstSide() uint64 {
 	if q.t.Len() <= q.k {
 		return fullSide
 	}
-	var best []dist2 // a max-heap of the k smallest distances seen
+	best := make([]dist2, 0, min(q.k, preallocMax)) // a max-heap of the k smallest distances seen
 	n := 0
 	visit := func(it vitem) bool {
 		if it.lsn&tombBit != 0 {
@@ -413,7 +417,7 @@ func (q *nearQuery) firstSide() uint64 {
 
 // scan reads the box of half-side h into a fresh heap.
 func (q *nearQuery) scan(h uint64) {
-	q.heap = q.heap[:0]
+	q.heap = make(nearHeap, 0, min(q.k, preallocMax))
 	min, max := box(&q.centre, q.dims, h)
 	scanTree(q.t, q.cv, min, max, func(p *pkey, val []byte) bool {
 		q.seen++
