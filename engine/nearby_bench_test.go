@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -25,6 +26,7 @@ func BenchmarkNearby(b *testing.B) {
 				checkNearbyBrute(b, ns, store1M.pts, c, k)
 			}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			i := 0
 			for b.Loop() {
 				got, err := ns.Nearby(ctx, centres[i%len(centres)], k, engine.NearbyOptions{})
@@ -44,6 +46,7 @@ func BenchmarkWithin(b *testing.B) {
 			centres := benchCentres(64)
 			hits := 0
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			i := 0
 			for b.Loop() {
 				seq, err := ns.Within(ctx, centres[i%len(centres)], r, engine.WithinOptions{})
@@ -57,6 +60,21 @@ func BenchmarkWithin(b *testing.B) {
 			}
 			b.ReportMetric(float64(hits)/float64(i), "hits/op")
 		})
+	}
+}
+
+// reportCPU reports, when the returned function runs, the CPU time per
+// operation of the benchmark's thread (locked to it meanwhile), as the
+// region benchmarks do: on a shared machine it swings far less than the
+// wall time.
+func reportCPU(b *testing.B) func() {
+	runtime.LockOSThread()
+	cpu0 := threadCPU(b)
+	return func() {
+		if cpu := threadCPU(b); cpu0 != 0 || cpu != 0 {
+			b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
+		}
+		runtime.UnlockOSThread()
 	}
 }
 
