@@ -399,8 +399,14 @@ func (ns *Namespace) Walk(ctx context.Context, start []int32, o WalkOptions) ([]
 // ShortestPath finds the least-weight path on a snapshot taken now (weights
 // are non-negative; see Tx.ShortestPath).
 func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
+	return ns.ShortestPathWith(ctx, from, to, PathOptions{Label: label, Direction: dir})
+}
+
+// ShortestPathWith finds the least-weight path of at most o.MaxHops edges
+// on a snapshot taken now; see Tx.ShortestPathWith.
+func (ns *Namespace) ShortestPathWith(ctx context.Context, from, to []int32, o PathOptions) (Path, bool, error) {
 	var p Path
 	var ok bool
-	err := ns.View(ctx, func(tx *Tx) (err error) { p, ok, err = tx.ShortestPath(ctx, from, to, label, dir); return err })
+	err := ns.View(ctx, func(tx *Tx) (err error) { p, ok, err = tx.ShortestPathWith(ctx, from, to, o); return err })
 	return p, ok, err
 }

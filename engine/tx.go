@@ -431,13 +431,34 @@ func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, e
 
 // ShortestPath returns the least-weight path from one coordinate to another
 // over edges with the label ("" = any) in the direction; ok is false when
-// there is none.
+// there is none. It is ShortestPathWith with no bound on the edges.
+func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
+	return tx.ShortestPathWith(ctx, from, to, PathOptions{Label: label, Direction: dir})
+}
+
+// ShortestPathWith returns the least-weight path from one coordinate to
+// another among the paths over edges with o.Label in o.Direction that
+// have at most o.MaxHops edges (0 = any number); ok is false when there
+// is none. From to itself the path is that one coordinate, weight 0.
+//
+// With a bound the answer may have more edges than the best path without
+// one: the bound cuts off paths, it does not count weight.
+//
+// # Ties
+//
+// Among paths of equal weight it returns the one with the fewest edges;
+// among those, the one whose coordinate before to is least (compared axis
+// by axis), then the one before that, and so on back to from. Weights are
+// float64 sums taken from from outwards; equal means equal sums.
+//
+// # Errors
 //
 // It is Dijkstra's algorithm, so weights are non-negative: Link refuses a
 // negative, NaN or infinite weight with ErrBadWeight. An edge with a
-// negative weight left by an older cube makes ShortestPath fail with
-// ErrBadWeight, naming the edge, rather than answer wrongly.
-func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
+// negative weight left by an older cube makes it fail with ErrBadWeight,
+// naming the edge, rather than answer wrongly. A negative MaxHops is
+// ErrBadOptions.
+func (tx *Tx) ShortestPathWith(ctx context.Context, from, to []int32, o PathOptions) (Path, bool, error) {
 	if err := tx.check(false); err != nil {
 		return Path{}, false, err
 	}
@@ -448,8 +469,11 @@ func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, 
 	if err := checkCoord(to, ns.dims); err != nil {
 		return Path{}, false, err
 	}
-	if err := checkLabel(label); err != nil {
+	if err := checkLabel(o.Label); err != nil {
 		return Path{}, false, err
 	}
-	return shortestPath(ctx, tx.edgeTrees(), ns.dims, toPkey(from), toPkey(to), label, dir)
+	if o.MaxHops < 0 {
+		return Path{}, false, fmt.Errorf("%w: MaxHops %d (must be >= 0; 0 = no bound)", ErrBadOptions, o.MaxHops)
+	}
+	return shortestPath(ctx, tx.edgeTrees(), ns.dims, toPkey(from), toPkey(to), o)
 }

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"container/heap"
 	"context"
-	"fmt"
 	"slices"
 )
 
@@ -104,80 +102,4 @@ func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOpti
 		}
 	}
 	return out, nil
-}
-
-type pqItem struct {
-	c    pkey
-	dist float64
-}
-
-type pq []pqItem
-
-func (q pq) Len() int           { return len(q) }
-func (q pq) Less(i, j int) bool { return q[i].dist < q[j].dist }
-func (q pq) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *pq) Push(x any)        { *q = append(*q, x.(pqItem)) }
-func (q *pq) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
-}
-
-// shortestPath is Dijkstra's algorithm over edge weights, which must be
-// non-negative (checkWeight): once a node is settled no cheaper way to it
-// is looked for.
-func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, label string, dir Direction) (Path, bool, error) {
-	dist := map[pkey]float64{from: 0}
-	prev := map[pkey]pkey{}
-	done := map[pkey]bool{}
-	q := &pq{{c: from}}
-	steps := 0
-	for q.Len() > 0 {
-		cur := heap.Pop(q).(pqItem)
-		if done[cur.c] {
-			continue
-		}
-		done[cur.c] = true
-		if cur.c == to {
-			var p Path
-			p.Weight = cur.dist
-			for c := to; ; c = prev[c] {
-				p.Coords = append(p.Coords, slices.Clone(c[:dims]))
-				if c == from {
-					break
-				}
-			}
-			slices.Reverse(p.Coords)
-			return p, true, nil
-		}
-		if steps++; steps%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return Path{}, false, err
-			}
-		}
-		var bad error
-		g.neighbours(cur.c, label, dir, func(m pkey, w float64) bool {
-			if !(w >= 0) {
-				// Link refuses these; a store written by an older cube may
-				// still hold one. A wrong answer is worse than none.
-				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, cur.c[:dims], m[:dims], w)
-				return false
-			}
-			if done[m] {
-				return true
-			}
-			d := cur.dist + w
-			if old, ok := dist[m]; !ok || d < old {
-				dist[m] = d
-				prev[m] = cur.c
-				heap.Push(q, pqItem{c: m, dist: d})
-			}
-			return true
-		})
-		if bad != nil {
-			return Path{}, false, bad
-		}
-	}
-	return Path{}, false, nil
 }

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// PathOptions choose the edges a shortest-path search follows and how
+// many of them a path may have. The zero value follows outgoing edges of
+// any label with no bound on the number of edges.
+type PathOptions struct {
+	Label     string    // "" = any label
+	Direction Direction // Out, In or Both
+	MaxHops   int       // at most this many edges; 0 = no bound
+}
+
+// pstate is a search state. With a hop bound it is a node and the edges
+// used to reach it, since a cheaper way to a node that used more edges
+// may no longer reach the target in time; without one it is the node
+// alone (h is 0).
+type pstate struct {
+	c pkey
+	h int
+}
+
+// plabel is the best known way to a state.
+type plabel struct {
+	dist    float64
+	hops    int
+	prev    pstate
+	hasPrev bool
+	settled bool
+}
+
+type pqEntry struct {
+	s    pstate
+	dist float64
+	hops int
+}
+
+// pathHeap is a binary min-heap ordered by (dist, hops), typed so that a
+// push does not allocate an interface value.
+type pathHeap []pqEntry
+
+func (q pathHeap) less(i, j int) bool {
+	if q[i].dist != q[j].dist {
+		return q[i].dist < q[j].dist
+	}
+	return q[i].hops < q[j].hops
+}
+
+func (q *pathHeap) push(e pqEntry) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *pathHeap) pop() pqEntry {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// pkeyLess orders coordinates axis by axis; it breaks ties between paths.
+func pkeyLess(a, b pkey) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// shortestPath is Dijkstra's algorithm with (weight, edges) as the
+// distance, compared weight first. Weights must be non-negative
+// (checkWeight): then a prefix of a best path is a best path, and each
+// edge adds one hop, so every state is settled after all the states that
+// lead to it.
+//
+// With o.MaxHops > 0 the states are (node, edges used): a node is worth
+// settling again only with fewer edges than any earlier settling of it,
+// which an earlier one, being no heavier, otherwise dominates. So each
+// node is settled at most MaxHops+1 times and the first settling of the
+// target is the least weight over paths of at most MaxHops edges.
+//
+// Ties: among equal weights the fewest edges wins; among those, the path
+// whose coordinate before the target is least (pkeyLess), then the one
+// before that, and so on back to from. Weights are summed from from
+// outwards in float64, and "equal" means equal sums.
+func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions) (Path, bool, error) {
+	bound := o.MaxHops
+	key := func(c pkey, h int) pstate {
+		if bound > 0 {
+			return pstate{c: c, h: h}
+		}
+		return pstate{c: c}
+	}
+	labels := map[pstate]*plabel{}
+	// fewest[c] is the fewest edges c was settled with (bounded search).
+	var fewest map[pkey]int
+	if bound > 0 {
+		fewest = map[pkey]int{}
+	}
+	start := key(from, 0)
+	labels[start] = &plabel{}
+	q := pathHeap{{s: start}}
+	steps := 0
+	for len(q) > 0 {
+		cur := q.pop()
+		l := labels[cur.s]
+		if l.settled || l.dist != cur.dist || l.hops != cur.hops {
+			continue // stale entry
+		}
+		if bound > 0 {
+			if h, ok := fewest[cur.s.c]; ok && h <= cur.hops {
+				continue // dominated by an earlier settling
+			}
+			fewest[cur.s.c] = cur.hops
+		}
+		l.settled = true
+		if cur.s.c == to {
+			p := Path{Weight: cur.dist}
+			for s := cur.s; ; s = labels[s].prev {
+				p.Coords = append(p.Coords, slices.Clone(s.c[:dims]))
+				if !labels[s].hasPrev {
+					break
+				}
+			}
+			slices.Reverse(p.Coords)
+			return p, true, nil
+		}
+		if steps++; steps%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return Path{}, false, err
+			}
+		}
+		nh := cur.hops + 1
+		if bound > 0 && nh > bound {
+			continue
+		}
+		var bad error
+		g.neighbours(cur.s.c, o.Label, o.Direction, func(m pkey, w float64) bool {
+			if !(w >= 0) {
+				// Link refuses these; a store written by an older cube may
+				// still hold one. A wrong answer is worse than none.
+				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, cur.s.c[:dims], m[:dims], w)
+				return false
+			}
+			if bound > 0 {
+				if h, ok := fewest[m]; ok && h <= nh {
+					return true
+				}
+			}
+			ms := key(m, nh)
+			nd := cur.dist + w
+			ml := labels[ms]
+			switch {
+			case ml == nil:
+				labels[ms] = &plabel{dist: nd, hops: nh, prev: cur.s, hasPrev: true}
+			case ml.settled:
+				return true
+			case nd < ml.dist || nd == ml.dist && nh < ml.hops:
+				*ml = plabel{dist: nd, hops: nh, prev: cur.s, hasPrev: true}
+			case nd == ml.dist && nh == ml.hops && pkeyLess(cur.s.c, ml.prev.c):
+				ml.prev = cur.s // same distance: no new heap entry
+				return true
+			default:
+				return true
+			}
+			q.push(pqEntry{s: ms, dist: nd, hops: nh})
+			return true
+		})
+		if bad != nil {
+			return Path{}, false, bad
+		}
+	}
+	return Path{}, false, nil
+}
