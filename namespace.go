@@ -127,6 +127,12 @@ func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label s
 	return ns.e().ShortestPath(ctx, from, to, label, dir)
 }
 
+// ShortestPathWith finds the least-weight path of at most o.MaxHops edges
+// on a snapshot taken now (see Tx.ShortestPathWith).
+func (ns *Namespace) ShortestPathWith(ctx context.Context, from, to []int32, o PathOptions) (Path, bool, error) {
+	return ns.e().ShortestPathWith(ctx, from, to, o)
+}
+
 // Nearby returns the k points nearest to c, nearest first, from a
 // snapshot taken now. See Tx.Nearby.
 func (ns *Namespace) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]Neighbor, error) {
@@ -232,6 +238,15 @@ func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, e
 // with ErrBadWeight, naming it, rather than answer wrongly.
 func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
 	return tx.e().ShortestPath(ctx, from, to, label, dir)
+}
+
+// ShortestPathWith returns the least-weight path among those of at most
+// o.MaxHops edges (0 = any number) over edges with o.Label in
+// o.Direction. Equal weights go to the fewest edges, then to the least
+// coordinate before the target, then the one before that, back to from.
+// A negative MaxHops is ErrBadOptions.
+func (tx *Tx) ShortestPathWith(ctx context.Context, from, to []int32, o PathOptions) (Path, bool, error) {
+	return tx.e().ShortestPathWith(ctx, from, to, o)
 }
 
 // Nearby returns the k points nearest to c by Euclidean distance over the

@@ -61,6 +61,10 @@ type Step = engine.Step
 // outgoing edges of any label with no limit on the number of nodes.
 type WalkOptions = engine.WalkOptions
 
+// PathOptions choose the edges ShortestPathWith follows (Label, Direction)
+// and bound the edges a path may have (MaxHops; 0 = no bound).
+type PathOptions = engine.PathOptions
+
 // Direction selects which edges of a coordinate to follow.
 type Direction = engine.Direction
 

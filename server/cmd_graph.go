@@ -162,29 +162,32 @@ func cmdWalk(cl *call) error {
 	return nil
 }
 
-// PATH ns from(d) to(d) [LABEL l] [DIR OUT|IN|BOTH]
+// PATH ns from(d) to(d) [LABEL l] [DIR OUT|IN|BOTH] [MAXHOPS n]
 func cmdPath(cl *call) error {
 	ns, cs, err := cl.coords(0, true, "from", "to")
 	if err != nil {
 		return err
 	}
 	d, from, to := ns.Dims(), cs[0], cs[1]
-	label, dir := "", cube.Out
-	err = cl.options(2+2*d, map[string]int{"LABEL": 1, "DIR": 1}, func(key string, v [][]byte) error {
-		if key == "LABEL" {
-			label = string(v[0])
-			return nil
+	var o cube.PathOptions
+	err = cl.options(2+2*d, map[string]int{"LABEL": 1, "DIR": 1, "MAXHOPS": 1}, func(key string, v [][]byte) (err error) {
+		switch key {
+		case "LABEL":
+			o.Label = string(v[0])
+		case "MAXHOPS":
+			o.MaxHops, err = parseCount(v[0], "MAXHOPS")
+		default:
+			var ok bool
+			if o.Direction, ok = parseDir(v[0]); !ok {
+				return usageErr("DIR must be OUT, IN or BOTH, got '%s'", clip(v[0]))
+			}
 		}
-		var ok bool
-		if dir, ok = parseDir(v[0]); !ok {
-			return usageErr("DIR must be OUT, IN or BOTH, got '%s'", clip(v[0]))
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	p, ok, err := ns.ShortestPath(cl.ctx, from, to, label, dir)
+	p, ok, err := ns.ShortestPathWith(cl.ctx, from, to, o)
 	if err != nil {
 		return err
 	}

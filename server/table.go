@@ -160,8 +160,8 @@ func commandTable() []*Command {
 			Doc: "The edges of the coordinate (OUT by default), each as [from, to, label, weight, value].", run: cmdEdges},
 		{Name: "WALK", Synopsis: "WALK ns start1..startd [DEPTH n] [LABEL l] [DIR OUT|IN|BOTH] [ORDER BFS|DFS] [LIMIT n]", Arity: -3, Flags: ReadOnly, Group: "graph",
 			Doc: "Walks the graph from start (BFS, depth 1, outgoing, by default); each node as [coordinate, depth, reached-from].", run: cmdWalk},
-		{Name: "PATH", Synopsis: "PATH ns from1..fromd to1..tod [LABEL l] [DIR OUT|IN|BOTH]", Arity: -4, Flags: ReadOnly, Group: "graph",
-			Doc: "The least-weight path as [[coordinates...], total weight], or nil if there is none.", run: cmdPath},
+		{Name: "PATH", Synopsis: "PATH ns from1..fromd to1..tod [LABEL l] [DIR OUT|IN|BOTH] [MAXHOPS n]", Arity: -4, Flags: ReadOnly, Group: "graph",
+			Doc: "The least-weight path as [[coordinates...], total weight], or nil if there is none; with MAXHOPS n (0 = no bound), the least-weight path of at most n edges. Equal weights go to the fewest edges, then to the least coordinates counted back from the target.", run: cmdPath},
 
 		// programs
 		{Name: "PROG", Synopsis: "PROG ns name WASM|JS code [RO] [TIMEOUT ms] [MEMORY mib]", Arity: -5, Flags: Write, Group: "program",
