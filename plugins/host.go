@@ -285,8 +285,8 @@ func (h *txHost) Walk(ctx context.Context, start []int32, o vm.WalkOptions) ([]v
 	return out, nil
 }
 
-func (h *txHost) ShortestPath(ctx context.Context, from, to []int32, label string, dir vm.Direction) (vm.Path, bool, error) {
-	p, ok, err := h.tx.ShortestPath(ctx, from, to, label, engine.Direction(dir))
+func (h *txHost) ShortestPath(ctx context.Context, from, to []int32, o vm.PathOptions) (vm.Path, bool, error) {
+	p, ok, err := h.tx.ShortestPathWith(ctx, from, to, engine.PathOptions{Label: o.Label, Direction: engine.Direction(o.Direction), MaxHops: o.MaxHops})
 	return vm.Path(p), ok, err
 }
 

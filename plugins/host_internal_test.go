@@ -242,3 +242,50 @@ func TestRegionFillPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestHostShortestPathOptions: the host hands the guest's path options
+// (label, direction, hop bound) to the engine.
+//
+// Break seen caught: txHost calling the unbounded ShortestPath (MaxHops
+// 1 answered the 2-edge path, weight 2).
+func TestHostShortestPathOptions(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(t.TempDir(), engine.Options{Sync: engine.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ns, err := db.CreateNamespace(ctx, "g", engine.NamespaceOptions{Dims: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range [][3]float64{{1, 2, 1}, {2, 3, 1}, {1, 3, 5}} {
+		if err := ns.Link(ctx, []int32{int32(e[0])}, []int32{int32(e[1])}, "r", e[2], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = ns.View(ctx, func(tx *engine.Tx) error {
+		h := newHost(tx)
+		defer h.close()
+		for _, c := range []struct {
+			from, to int32
+			o        vm.PathOptions
+			w        float64
+			ok       bool
+		}{
+			{1, 3, vm.PathOptions{}, 2, true},
+			{1, 3, vm.PathOptions{MaxHops: 1}, 5, true},
+			{3, 1, vm.PathOptions{MaxHops: 1, Direction: vm.In, Label: "r"}, 5, true},
+			{1, 3, vm.PathOptions{MaxHops: 1, Label: "other"}, 0, false},
+		} {
+			p, ok, err := h.ShortestPath(ctx, []int32{c.from}, []int32{c.to}, c.o)
+			if err != nil || ok != c.ok || p.Weight != c.w {
+				t.Errorf("%d->%d %+v: %v %v %v, want weight %v %v", c.from, c.to, c.o, p, ok, err, c.w, c.ok)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -88,6 +88,14 @@ type Neighbor struct {
 	Dist  float64
 }
 
+// PathOptions choose the edges a shortest path follows and bound its
+// length. Zero values mean: any label, outgoing edges, any number of edges.
+type PathOptions struct {
+	Label     string // "" = any label
+	Direction Direction
+	MaxHops   int // at most this many edges; 0 = no bound
+}
+
 // Path is a weighted shortest path: the coordinates from start to end
 // inclusive and the sum of the edge weights.
 type Path struct {
@@ -134,9 +142,10 @@ type Host interface {
 	// Walk runs the store's built-in BFS or DFS from start.
 	Walk(ctx context.Context, start []int32, o WalkOptions) ([]WalkStep, error)
 	// ShortestPath returns the least-weight path from one coordinate to
-	// another following edges with the label ("" = any) in the direction.
-	// ok is false when no path exists.
-	ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (p Path, ok bool, err error)
+	// another following edges with o.Label ("" = any) in o.Direction,
+	// among the paths of at most o.MaxHops edges (0 = any number). ok is
+	// false when no such path exists.
+	ShortestPath(ctx context.Context, from, to []int32, o PathOptions) (p Path, ok bool, err error)
 }
 
 // PointFiller is an optional interface of the Cursor[Point] a Host's Region

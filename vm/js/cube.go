@@ -31,7 +31,7 @@ const batch = 64
 //	cube.link(from, to, label, {weight, value})
 //	cube.unlink(from, to, label)   true if the edge existed
 //	cube.walk(start, {order, depth, label, dir, limit}) [{c, depth, from}]
-//	cube.path(from, to, {label, dir}) {coords, weight} or null
+//	cube.path(from, to, {label, dir, maxHops}) {coords, weight} or null; maxHops bounds the edges (0 = no bound)
 //	cube.V(c, ...)                 lazy graph query (gizmo.go)
 //	cube.log(...)                  a log line
 func (b *binding) installCube() *goja.Object {
@@ -270,11 +270,11 @@ func (b *binding) installCube() *goja.Object {
 		b.call(name)
 		from, to := b.coord(name, call.Argument(0)), b.coord(name, call.Argument(1))
 		o := b.optObject(name, call.Argument(2))
-		label := ""
+		po := vm.PathOptions{Direction: b.optDir(name, o, vm.Out), MaxHops: b.optInt(name, o, "maxHops", 0)}
 		if v := opt(o, "label"); v != nil {
-			label = v.String()
+			po.Label = v.String()
 		}
-		p, ok, err := b.host.ShortestPath(b.ctx, from, to, label, b.optDir(name, o, vm.Out))
+		p, ok, err := b.host.ShortestPath(b.ctx, from, to, po)
 		if err != nil {
 			b.hostErr(name, err)
 		}

@@ -39,6 +39,9 @@ func TestCubeAPI(t *testing.T) {
 			`[[[0,0],0],[[0,1],1],[[0,2],2]]`},
 		{"path", `cube.link([0, 0], [0, 1], "r", {weight: 1}); cube.link([0, 1], [0, 2], "r", {weight: 1}); cube.link([0, 0], [0, 2], "r", {weight: 5});
 			return [cube.path([0, 0], [0, 2]), cube.path([0, 2], [0, 0])]`, `[{"coords":[[0,0],[0,1],[0,2]],"weight":2},null]`},
+		{"path maxHops", `cube.link([0, 0], [0, 1], "r", {weight: 1}); cube.link([0, 1], [0, 2], "r", {weight: 1}); cube.link([0, 0], [0, 2], "r", {weight: 5});
+			return [1, 2, 0].map(n => cube.path([0, 0], [0, 2], {maxHops: n}).weight).concat([cube.path([0, 2], [0, 0], {maxHops: 1, dir: "in", label: "r"}).coords])`,
+			`[5,2,2,[[0,2],[0,0]]]`},
 		{"log", `cube.log("a", 1, {b: 2}); return "ok"`, `ok`},
 	}
 	for _, tt := range tests {
@@ -239,6 +242,22 @@ func TestEvalAndSession(t *testing.T) {
 		}
 		if err != nil || string(c.Output) != st.out || c.Type != st.typ || c.JSON != st.json {
 			t.Fatalf("%s: %+v %v", st.src, c, err)
+		}
+	}
+}
+
+// TestPathMaxHopsMistakes: a maxHops that is not a non-negative integer
+// throws a TypeError naming the option instead of reaching the host.
+//
+// Break seen caught: reading maxHops with ToInteger (1.5 ran as 1).
+func TestPathMaxHopsMistakes(t *testing.T) {
+	sb := newSB(t)
+	h := vmtest.NewHost(2)
+	for _, call := range []string{`cube.path([0, 0], [0, 2], {maxHops: -1})`, `cube.path([0, 0], [0, 2], {maxHops: 1.5})`, `cube.path([0, 0], [0, 2], {maxHops: "two"})`} {
+		p := compile(t, sb, `function run() { try { `+call+`; return "no error" } catch (e) { return e.name + ": " + e.message } }`, vm.Limits{})
+		want := "TypeError: cube.path: option maxHops must be a non-negative integer"
+		if got := run(t, p, h, ""); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: got %q, want %s...", call, got, want)
 		}
 	}
 }

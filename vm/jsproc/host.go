@@ -75,8 +75,8 @@ func (h *remoteHost) Walk(ctx context.Context, start []int32, o vm.WalkOptions) 
 	return r.Steps, nil
 }
 
-func (h *remoteHost) ShortestPath(ctx context.Context, from, to []int32, label string, dir vm.Direction) (vm.Path, bool, error) {
-	r, err := h.do(&call{Method: mPath, A: from, B: to, Label: label, Dir: dir})
+func (h *remoteHost) ShortestPath(ctx context.Context, from, to []int32, o vm.PathOptions) (vm.Path, bool, error) {
+	r, err := h.do(&call{Method: mPath, A: from, B: to, Path: o})
 	if err != nil {
 		return vm.Path{}, false, err
 	}

@@ -47,6 +47,9 @@ func compile(t testing.TB, p *jsproc.Pool, code string, lim vm.Limits) vm.Progra
 
 // TestHostAcrossProcesses runs every kind of host call from a worker and
 // checks what the host saw and what the program returned.
+//
+// Break seen caught: the path options not sent to the parent (call
+// without its Path field): maxHops 1 found the 2-edge path.
 func TestHostAcrossProcesses(t *testing.T) {
 	p := newPool(t, jsproc.Options{})
 	h := vmtest.NewHost(2)
@@ -61,13 +64,14 @@ func TestHostAcrossProcesses(t *testing.T) {
 		const edges = cube.edges([1, 0]).length;
 		const walk = cube.walk([1, 0], {depth: 5}).length;
 		const path = cube.path([1, 0], [3, 0]);
-		return JSON.stringify({get: cube.get([7, 0]), miss: cube.get([5, 0]), n, sum, edges, walk, w: path.weight, args: cube.args});
+		const short = cube.path([1, 0], [3, 0], {maxHops: 1, label: "road"});
+		return JSON.stringify({get: cube.get([7, 0]), miss: cube.get([5, 0]), n, sum, edges, walk, w: path.weight, short, args: cube.args});
 	}`, vm.Limits{})
 	res, err := prg.Run(context.Background(), h, []byte("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"get":"v7","miss":null,"n":599,"sum":179695,"edges":1,"walk":3,"w":3.5,"args":"hi"}`
+	want := `{"get":"v7","miss":null,"n":599,"sum":179695,"edges":1,"walk":3,"w":3.5,"short":null,"args":"hi"}`
 	if got := string(res.Output); got != want {
 		t.Fatalf("output %s, want %s", got, want)
 	}

@@ -85,6 +85,7 @@ type call struct {
 	Weight float64
 	Dir    vm.Direction
 	Walk   vm.WalkOptions
+	Path   vm.PathOptions
 	Cursor uint32
 	K      int     // Nearby's k
 	Dist   float64 // Nearby's maxDist, Within's r

@@ -102,7 +102,7 @@ func serve(ctx context.Context, h vm.Host, c *call, cur cursors) *reply {
 		if err := need(c.A, c.B); err != nil {
 			return fail(err)
 		}
-		p, ok, err := h.ShortestPath(ctx, c.A, c.B, c.Label, c.Dir)
+		p, ok, err := h.ShortestPath(ctx, c.A, c.B, c.Path)
 		if err != nil {
 			return fail(err)
 		}

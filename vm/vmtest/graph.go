@@ -3,6 +3,8 @@ package vmtest
 import (
 	"container/heap"
 	"context"
+	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/cubelinux/cube/vm"
@@ -169,16 +171,25 @@ func (h *Host) Walk(ctx context.Context, start []int32, o vm.WalkOptions) ([]vm.
 	return steps, nil
 }
 
-// ShortestPath implements vm.Host with Dijkstra's algorithm; weights are
-// assumed non-negative. With Both, edges are followed either way. A path
-// from a coordinate to itself is that coordinate alone, weight 0.
-func (h *Host) ShortestPath(ctx context.Context, from, to []int32, label string, dir vm.Direction) (vm.Path, bool, error) {
+// ShortestPath implements vm.Host; weights are assumed non-negative. With
+// Both, edges are followed either way. A path from a coordinate to itself
+// is that coordinate alone, weight 0. Without a bound it is Dijkstra's
+// algorithm; with o.MaxHops > 0 it is a hop-bounded Bellman-Ford (see
+// boundedPath), a different algorithm from the engine's on purpose.
+func (h *Host) ShortestPath(ctx context.Context, from, to []int32, o vm.PathOptions) (vm.Path, bool, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if err := h.check("shortest path", from, to); err != nil {
 		return vm.Path{}, false, err
 	}
+	if o.MaxHops < 0 {
+		return vm.Path{}, false, fmt.Errorf("vmtest: shortest path: MaxHops %d is negative", o.MaxHops)
+	}
+	label, dir := o.Label, o.Direction
 	src, dst := key(from), key(to)
+	if o.MaxHops > 0 {
+		return h.boundedPath(ctx, src, dst, label, dir, o.MaxHops)
+	}
 	dist := map[string]float64{src: 0}
 	prev := map[string]string{}
 	done := map[string]bool{}
@@ -218,6 +229,53 @@ func (h *Host) ShortestPath(ctx context.Context, from, to []int32, label string,
 	p := vm.Path{Weight: dist[dst], Coords: make([][]int32, len(rev))}
 	for i, c := range rev {
 		p.Coords[len(rev)-1-i] = c
+	}
+	return p, true, nil
+}
+
+// boundedPath is Bellman-Ford in layers: layer h holds, for each node, the
+// best walk of exactly h edges to it, as its weight and the node before
+// it. Walks of equal weight into a node go to the least coordinate before
+// it (slices.Compare), which makes the best walk the one the engine
+// documents: least weight, then fewest edges (the first layer that holds
+// the best weight), then least coordinates counted back from the target.
+func (h *Host) boundedPath(ctx context.Context, src, dst, label string, dir vm.Direction, maxHops int) (vm.Path, bool, error) {
+	type entry struct {
+		w    float64
+		prev string
+	}
+	layers := []map[string]entry{{src: {}}}
+	bestH := -1
+	if src == dst {
+		bestH = 0
+	}
+	for hop := 1; hop <= maxHops; hop++ {
+		if err := ctx.Err(); err != nil {
+			return vm.Path{}, false, err
+		}
+		next := map[string]entry{}
+		for k, ek := range layers[hop-1] {
+			for _, e := range h.st.adjacent(k, dir, label) {
+				n := neighbour(e, k)
+				w := ek.w + h.st.edges[e].weight
+				old, ok := next[n]
+				if !ok || w < old.w || w == old.w && slices.Compare(decode(k), decode(old.prev)) < 0 {
+					next[n] = entry{w, k}
+				}
+			}
+		}
+		layers = append(layers, next)
+		if e, ok := next[dst]; ok && (bestH < 0 || e.w < layers[bestH][dst].w) {
+			bestH = hop
+		}
+	}
+	if bestH < 0 {
+		return vm.Path{}, false, nil
+	}
+	p := vm.Path{Weight: layers[bestH][dst].w, Coords: make([][]int32, bestH+1)}
+	for hop, k := bestH, dst; hop >= 0; hop-- {
+		p.Coords[hop] = decode(k)
+		k = layers[hop][k].prev
 	}
 	return p, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -229,25 +230,29 @@ func TestWalk(t *testing.T) {
 
 func TestShortestPath(t *testing.T) {
 	h := graph(t)
-	p, ok, err := h.ShortestPath(ctx, c(0), c(3), "", vm.Out)
+	p, ok, err := h.ShortestPath(ctx, c(0), c(3), vm.PathOptions{Direction: vm.Out})
 	if err != nil || !ok || p.Weight != 3 || len(p.Coords) != 4 {
 		t.Fatalf("path = %v %v %v", p, ok, err)
 	}
-	if _, ok, _ := h.ShortestPath(ctx, c(3), c(0), "", vm.Out); ok {
+	if _, ok, _ := h.ShortestPath(ctx, c(3), c(0), vm.PathOptions{Direction: vm.Out}); ok {
 		t.Fatal("path against the edges")
 	}
-	if p, ok, _ := h.ShortestPath(ctx, c(3), c(0), "", vm.Both); !ok || p.Weight != 3 {
+	if p, ok, _ := h.ShortestPath(ctx, c(3), c(0), vm.PathOptions{Direction: vm.Both}); !ok || p.Weight != 3 {
 		t.Fatalf("undirected path = %v %v", p, ok)
 	}
-	if p, ok, _ := h.ShortestPath(ctx, c(0), c(3), "road", vm.Out); !ok || p.Weight != 11 {
+	if p, ok, _ := h.ShortestPath(ctx, c(0), c(3), vm.PathOptions{Label: "road", Direction: vm.Out}); !ok || p.Weight != 11 {
 		t.Fatalf("road-only path = %v %v", p, ok)
 	}
-	if p, ok, _ := h.ShortestPath(ctx, c(2), c(2), "", vm.Out); !ok || p.Weight != 0 || len(p.Coords) != 1 {
+	if p, ok, _ := h.ShortestPath(ctx, c(2), c(2), vm.PathOptions{Direction: vm.Out}); !ok || p.Weight != 0 || len(p.Coords) != 1 {
 		t.Fatalf("trivial path = %v %v", p, ok)
 	}
 }
 
-// TestShortestPathRandom compares Dijkstra with Bellman-Ford on random graphs.
+// TestShortestPathRandom compares Dijkstra with Bellman-Ford on random
+// graphs, and the bounded search with Bellman-Ford stopped after k rounds.
+//
+// Break seen caught: boundedPath answering from its last layer instead
+// of the best of all layers (weights above the bound's least).
 func TestShortestPathRandom(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -282,12 +287,35 @@ func TestShortestPathRandom(t *testing.T) {
 			}
 		}
 		for b := range n {
-			p, ok, err := h.ShortestPath(ctx, c(0), c(int32(b)), "", vm.Out)
+			p, ok, err := h.ShortestPath(ctx, c(0), c(int32(b)), vm.PathOptions{Direction: vm.Out})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ok != !math.IsInf(dist[b], 1) || (ok && p.Weight != dist[b]) {
 				t.Fatalf("0->%d: %v %v, want %v", b, p.Weight, ok, dist[b])
+			}
+		}
+		// Bounded: round k of a Bellman-Ford that copies the distances
+		// before each round holds the least weight over at most k edges.
+		for i := range dist {
+			dist[i] = math.Inf(1)
+		}
+		dist[0] = 0
+		for k := 1; k <= 6; k++ {
+			prev := slices.Clone(dist)
+			for a := range n {
+				for b := range n {
+					dist[b] = min(dist[b], prev[a]+w[a][b])
+				}
+			}
+			for b := range n {
+				p, ok, err := h.ShortestPath(ctx, c(0), c(int32(b)), vm.PathOptions{MaxHops: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok != !math.IsInf(dist[b], 1) || (ok && (p.Weight != dist[b] || len(p.Coords)-1 > k)) {
+					t.Fatalf("0->%d MaxHops %d: %v %v, want weight %v", b, k, p, ok, dist[b])
+				}
 			}
 		}
 	}

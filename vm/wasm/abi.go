@@ -518,7 +518,7 @@ func hostShortestPath(ctx context.Context, rs *runState, m api.Module, s []uint6
 	}
 	key := fmt.Sprint("path", from, to, lab, d)
 	if rs.cache.key != key {
-		p, ok, err := rs.host.ShortestPath(ctx, from, to, lab, d)
+		p, ok, err := rs.host.ShortestPath(ctx, from, to, vm.PathOptions{Label: lab, Direction: d})
 		if err != nil {
 			s[0] = rs.hostErr("shortest_path", err)
 			return

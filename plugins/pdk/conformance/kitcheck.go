@@ -215,7 +215,7 @@ func kitcheckModel(ctx context.Context, h vm.Host, args []byte) (string, error) 
 		{"0,0>0,0", a, a, "", vm.Out},
 		{"0,0>1,1 both", a, c1, "", vm.Both},
 	} {
-		p, ok, err := h.ShortestPath(ctx, q.from, q.to, q.label, q.dir)
+		p, ok, err := h.ShortestPath(ctx, q.from, q.to, vm.PathOptions{Label: q.label, Direction: q.dir})
 		if err != nil {
 			return "", err
 		}
