@@ -31,6 +31,11 @@ type Options struct {
 	// instead of making one there, so that a mistyped path creates
 	// nothing.
 	MustExist bool
+	// Repair lets Open cut corrupt log bytes out (copied beside the log
+	// first, and reported in StoreInfo().Recovery) instead of refusing
+	// the store: the writes from the damage on are lost. Damage anywhere
+	// else is refused still.
+	Repair bool
 	// Logger receives notices; nil discards them.
 	Logger *slog.Logger
 	// CacheDir holds the WASM compilation cache: programs' compiled code,
@@ -162,6 +167,9 @@ func (o Options) engine() engine.Options {
 	}
 	if o.MustExist {
 		e.MustExist = true
+	}
+	if o.Repair {
+		e.Repair = true
 	}
 	return e
 }

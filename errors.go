@@ -52,6 +52,10 @@ var (
 	// ErrNoStore: Options.MustExist is set and the directory holds no
 	// store. Nothing was created.
 	ErrNoStore = engine.ErrNoStore
+	// ErrRepairable: the store is damaged in its log, where opening with
+	// Options.Repair cuts the damage out (losing the writes from there
+	// on, with a copy kept). Other damage matches ErrCorruption only.
+	ErrRepairable = engine.ErrRepairable
 	// ErrTxDone: the transaction was used after its function returned.
 	ErrTxDone = engine.ErrTxDone
 )

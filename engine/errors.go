@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/cubelinux/cube/engine/internal/base"
+	"github.com/cubelinux/cube/engine/internal/wal"
 )
 
 // Errors returned by the engine. Test for them with errors.Is.
@@ -58,6 +59,10 @@ var (
 	// corruption error matches it; the file and offset are in the
 	// *CorruptionError it comes with.
 	ErrCorruption = base.ErrCorruption
+	// ErrRepairable: a corruption in the log that Options.Repair can cut
+	// out (losing the writes from there on, with a copy kept); damage
+	// that does not match it, Repair cannot mend.
+	ErrRepairable = wal.ErrRepairable
 )
 
 // CorruptionError reports damaged bytes on disk: File, the byte Offset

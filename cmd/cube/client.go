@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/server"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -201,7 +200,7 @@ func (e *env) embedded(ctx context.Context, use storeUse) (*redis.Client, func()
 	dir := e.dataDir()
 	db, err := e.openStore(dir, cube.Options{}, use)
 	if err != nil {
-		if errors.Is(err, engine.ErrLocked) {
+		if errors.Is(err, cube.ErrLocked) {
 			return nil, nil, fmt.Errorf("data directory %s is in use by another process, and no daemon answers on its socket", dir)
 		}
 		var ns *noStore

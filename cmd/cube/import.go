@@ -17,11 +17,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cubelinux/cube/engine"
 	"github.com/redis/go-redis/v9"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/cubelinux/cube"
 )
 
 // importBatch is how many PUTs go in one pipeline; the daemon commits a
@@ -177,7 +178,7 @@ func (c *importCommand) Run(ctx context.Context, path string) error {
 	case !exists && c.dims == 0:
 		return usagef("import: namespace %s does not exist; create it with --dims %d (the file's rows have %d coordinates)", ns, rowDims, rowDims)
 	case !exists:
-		d, maxValue = c.dims, engine.DefaultMaxValueSize
+		d, maxValue = c.dims, cube.DefaultMaxValueSize
 	case c.dims != 0 && c.dims != d:
 		return usagef("import: namespace %s has %d dimensions, not --dims %d", ns, d, c.dims)
 	}

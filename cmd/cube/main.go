@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cubelinux/cube/vm/jsproc"
+	"github.com/cubelinux/cube"
 )
 
 // jsWorkerVerb starts a JavaScript worker process; cube serve runs its own
@@ -38,7 +38,7 @@ func main() {
 		// its parent, on its standard input and output. It bypasses the
 		// command tree, so that no flag, environment variable or help
 		// text can change what a daemon's worker does.
-		if err := jsproc.Serve(os.Stdin, os.Stdout); err != nil {
+		if err := cube.ServeJSWorker(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "cube:", err)
 			os.Exit(1)
 		}

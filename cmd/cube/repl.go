@@ -10,9 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/repl"
-	"github.com/cubelinux/cube/vm"
 )
 
 // replCommand is "cube" with no arguments and "cube repl": the JavaScript
@@ -70,9 +68,9 @@ func (c *replCommand) Run(ctx context.Context) error {
 	dir := c.dataDir()
 	// Interactive work is bounded by Ctrl-C, not by the 1 s default that
 	// protects a daemon from runaway programs.
-	db, err := c.openStore(dir, cube.Options{Limits: vm.Limits{Timeout: -1}}, mayCreate)
+	db, err := c.openStore(dir, cube.Options{Limits: cube.Limits{Timeout: -1}}, mayCreate)
 	if err != nil {
-		if errors.Is(err, engine.ErrLocked) {
+		if errors.Is(err, cube.ErrLocked) {
 			return fmt.Errorf("repl: %s is in use by another process; if a daemon serves it, use cube repl -s %s/cube.sock", dir, dir)
 		}
 		return fmt.Errorf("repl: open %s: %w", dir, err)

@@ -73,7 +73,7 @@ func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, err
 	}
 	o.Engine.EncryptionKey = key
 	db, err := cube.Open(dir, o)
-	if errors.Is(err, engine.ErrNoStore) {
+	if errors.Is(err, cube.ErrNoStore) {
 		return nil, noStoreError(dir, "--data or $CUBE_DATA")
 	}
 	if err != nil {
@@ -85,18 +85,18 @@ func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, err
 	return db, nil
 }
 
-// openEngine opens the store in dir as an engine.DB, for verbs that read
-// below programs (verify, completion). It never makes a store: a
-// directory without one is engine.ErrNoStore.
-func (e *env) openEngine(dir string, o engine.Options) (*engine.DB, error) {
-	o = e.engineOptions(o)
+// openEngine opens the store in dir without its programs (a cube.Store),
+// for verbs that read below them (verify, completion). It never makes a
+// store: a directory without one is cube.ErrNoStore.
+func (e *env) openEngine(dir string, o cube.Options) (*cube.Store, error) {
+	o.Engine = e.engineOptions(o.Engine)
 	o.MustExist = true
 	key, err := e.storeKey()
 	if err != nil {
 		return nil, err
 	}
 	o.EncryptionKey = key
-	db, err := engine.Open(dir, o)
+	db, err := cube.OpenStore(dir, o)
 	return db, e.keyError(err, key != nil)
 }
 

@@ -8,15 +8,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube"
 )
 
 // verifyCommand is "cube verify DIR".
-type verifyCommand struct{ *env }
+type verifyCommand struct {
+	*env
+	repair bool
+}
 
 func verifyCmd(e *env) *cobra.Command {
-	c := &verifyCommand{e}
-	return &cobra.Command{
+	c := &verifyCommand{env: e}
+	cmd := &cobra.Command{
 		Use: "verify DIR",
 
 		Short: "Check a data directory: recovery, every value and edge",
@@ -24,8 +27,14 @@ func verifyCmd(e *env) *cobra.Command {
 log tail is cut, as at any start), reports what recovery found, and reads
 every value and edge back, checking the counts. Exits 1 on corruption,
 naming the file and offset, and when DIR holds no store (it creates
-nothing). The daemon must not be running on DIR. Without DIR, --data names it.`,
-		Example: "  cube verify world.data",
+nothing). The daemon must not be running on DIR. Without DIR, --data names it.
+
+Damage in the log (a flipped byte, a bad record before the tail) is
+refused, naming the place; --repair cuts the log there instead, keeping a
+copy of what it cut beside the log, and reports the writes lost with it.
+Damage anywhere else (a checkpoint, the manifest) --repair cannot mend:
+restore the directory from a backup.`,
+		Example: "  cube verify world.data\n  cube verify --repair world.data",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && e.data != "" {
 				return nil
@@ -40,24 +49,28 @@ nothing). The daemon must not be running on DIR. Without DIR, --data names it.`,
 			return c.Run(cmd.Context(), dir)
 		},
 	}
+	cmd.Flags().BoolVar(&c.repair, "repair", false, "cut damage in the log out (a copy is kept) instead of refusing the store")
+	return cmd
 }
 
 func (c *verifyCommand) Run(ctx context.Context, dir string) error {
-	db, err := c.openEngine(dir, engine.Options{Sync: engine.SyncAlways, CheckpointInterval: -1})
+	db, err := c.openEngine(dir, cube.Options{Sync: cube.SyncAlways, CheckpointInterval: -1, Repair: c.repair})
 	if err != nil {
-		var ce *engine.CorruptionError
+		var ce *cube.CorruptionError
 		switch {
-		case errors.Is(err, engine.ErrNoStore):
+		case errors.Is(err, cube.ErrNoStore):
 			return noStoreError(dir, "the path")
+		case errors.As(err, &ce) && errors.Is(err, cube.ErrRepairable):
+			return fmt.Errorf("verify: %s is damaged: %s at byte %d: %s (cube serve refuses it too; 'cube verify --repair %s' cuts the log there, keeping a copy, and loses the writes from there on)", dir, ce.File, ce.Offset, ce.Reason, dir)
 		case errors.As(err, &ce):
-			return fmt.Errorf("verify: %s is damaged: %s at byte %d: %s (cube serve refuses it too; engine.Options.Repair cuts the damage out)", dir, ce.File, ce.Offset, ce.Reason)
-		case errors.Is(err, engine.ErrLocked):
+			return fmt.Errorf("verify: %s is damaged: %s at byte %d: %s (cube serve refuses it too; it is not in the log, which is all --repair can cut: restore the data directory from a backup)", dir, ce.File, ce.Offset, ce.Reason)
+		case errors.Is(err, cube.ErrLocked):
 			return fmt.Errorf("verify: %s is in use (a daemon?); stop it first", dir)
 		}
 		return fmt.Errorf("verify: %w", err)
 	}
 	defer db.Close()
-	st := db.Stats()
+	st := db.StoreInfo()
 	fmt.Fprintf(c.stdout, "recovery: %s\n", st.Recovery.String())
 	bad := 0
 	for _, info := range db.Namespaces() {
@@ -78,7 +91,7 @@ func (c *verifyCommand) Run(ctx context.Context, dir string) error {
 		for coord, v := range seq {
 			values++
 			bytes += int64(len(v))
-			es, err := ns.Edges(ctx, coord, engine.Out, "")
+			es, err := ns.Edges(ctx, coord, cube.Out, "")
 			if err != nil {
 				return err
 			}
