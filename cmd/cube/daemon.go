@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -73,7 +76,14 @@ func addDaemonCommands(root *cobra.Command, e *env) {
 						}
 					}
 				}
-				return (&verbCommand{e}).Run(cmd.Context(), append([]string{sc.Name}, args...))
+				viaDaemon := e.viaDaemon()
+				if err := (&verbCommand{e}).Run(cmd.Context(), append([]string{sc.Name}, args...)); err != nil {
+					return err
+				}
+				if sc.Name == "SHUTDOWN" && viaDaemon {
+					return e.awaitSocketGone(cmd.Context())
+				}
+				return nil
 			},
 		}
 		cmd.Flags().SetInterspersed(false)
@@ -86,6 +96,30 @@ func addDaemonCommands(root *cobra.Command, e *env) {
 			}
 		}
 		root.AddCommand(cmd)
+	}
+}
+
+// shutdownWait bounds how long cube shutdown waits for the daemon to
+// finish: its drain, checkpoint and close.
+const shutdownWait = 2 * time.Minute
+
+// awaitSocketGone waits for the daemon's socket file to go, which the
+// daemon removes only after its store is checkpointed and closed
+// (server.Options.AfterDrain): when cube shutdown returns, the store is
+// free for cube verify or another daemon.
+func (e *env) awaitSocketGone(ctx context.Context) error {
+	sock, _ := e.socketPath()
+	ctx, cancel := context.WithTimeout(ctx, shutdownWait)
+	defer cancel()
+	for {
+		if _, err := os.Stat(sock); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shutdown: the daemon said OK, but its socket %s is still there after %s: it may still be draining", sock, shutdownWait)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

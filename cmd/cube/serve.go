@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -134,8 +135,22 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("serve: open %s: %w", data, err)
 	}
+	// Drained: checkpoint so the next start replays little, then close,
+	// before the socket goes (AfterDrain), so that a socket that is gone
+	// means a store another process may open (cube shutdown waits for it).
+	var closeErr error
+	var closeOnce sync.Once
+	closeStore := func() {
+		closeOnce.Do(func() {
+			if _, err := db.Checkpoint(context.Background()); err != nil {
+				log.Warn("checkpoint at shutdown", "err", err)
+			}
+			closeErr = db.Close()
+		})
+	}
 	srv, err := server.New(db, server.Options{
-		Socket: sock, Listen: c.listen, AuthToken: token,
+		AfterDrain: closeStore,
+		Socket:     sock, Listen: c.listen, AuthToken: token,
 		MaxClients: c.maxClients, MaxUnixClients: c.maxUnix,
 		IdleTimeout: c.idle, UnixIdleTimeout: c.unixIdle,
 		RequestTimeout: c.reqTimeout, AuthTimeout: c.authTime,
@@ -168,12 +183,9 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if serveErr != nil {
 		log.Warn("drain", "err", serveErr)
 	}
-	// Drained: checkpoint so the next start replays little, then close.
-	if _, err := db.Checkpoint(context.Background()); err != nil {
-		log.Warn("checkpoint at shutdown", "err", err)
-	}
-	if err := db.Close(); err != nil {
-		return fmt.Errorf("serve: close: %w", err)
+	closeStore() // done already, unless Serve failed before its drain
+	if closeErr != nil {
+		return fmt.Errorf("serve: close: %w", closeErr)
 	}
 	log.Info("cube stopped")
 	return nil
