@@ -97,7 +97,20 @@ func pkeyLess(a, b pkey) bool {
 	return false
 }
 
-// shortestPath is Dijkstra's algorithm with (weight, edges) as the
+// shortestPath answers a query: a bounded one by meeting in the middle
+// while that stays cheap (meetPath), anything else by Dijkstra. Both give
+// the same answer, ties included.
+func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions) (Path, bool, error) {
+	if o.MaxHops > 0 {
+		p, found, ok, err := meetPath(ctx, g, dims, from, to, o, meetBudget)
+		if err != nil || ok {
+			return p, found, err
+		}
+	}
+	return dijkstraPath(ctx, g, dims, from, to, o)
+}
+
+// dijkstraPath is Dijkstra's algorithm with (weight, edges) as the
 // distance, compared weight first. Weights must be non-negative
 // (checkWeight): then a prefix of a best path is a best path, and each
 // edge adds one hop, so every state is settled after all the states that
@@ -112,8 +125,10 @@ func pkeyLess(a, b pkey) bool {
 // Ties: among equal weights the fewest edges wins; among those, the path
 // whose coordinate before the target is least (pkeyLess), then the one
 // before that, and so on back to from. Weights are summed from from
-// outwards in float64, and "equal" means equal sums.
-func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions) (Path, bool, error) {
+// outwards in float64, and "equal" means equal sums (meetPath sums a
+// suffix from its own end, so near-ties that rounding decides may go
+// either way between the two).
+func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions) (Path, bool, error) {
 	bound := o.MaxHops
 	key := func(c pkey, h int) pstate {
 		if bound > 0 {

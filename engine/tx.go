@@ -448,8 +448,10 @@ func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, 
 //
 // Among paths of equal weight it returns the one with the fewest edges;
 // among those, the one whose coordinate before to is least (compared axis
-// by axis), then the one before that, and so on back to from. Weights are
-// float64 sums taken from from outwards; equal means equal sums.
+// by axis), then the one before that, and so on back to from. The
+// reported weight is the float64 sum taken from from outwards; paths
+// whose weights differ only in how float64 rounds a sum may be ordered
+// either way.
 //
 // # Errors
 //
