@@ -43,7 +43,7 @@ func TestImportDirection(t *testing.T) {
 		mod + "/plugins": {mod + "/server", mod + "/repl", mod + "/cmd", root},
 		mod + "/server":  below,
 		mod + "/repl":    append([]string{mod + "/server"}, below...), // the REPL talks to a daemon over the wire
-		// mod + "/cmd": below, (on once cmd/cube is converted)
+		mod + "/cmd":     below,                                       // cmd/cube opens stores and runs programs through cube
 	}
 	only := map[string]string{ // library -> the one package prefix allowed to import it
 		"github.com/tetratelabs/wazero": mod + "/vm/wasm",

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 	"github.com/cubelinux/cube/server"
 )
 
@@ -128,9 +127,9 @@ func (c *serveCommand) Run(ctx context.Context) error {
 			return fmt.Errorf("serve: %w (or run JavaScript in process with --js-in-process)", err)
 		}
 	}
-	db, err := c.openStore(data, cube.Options{Engine: engine.Options{Sync: mode}, Logger: log, JSWorker: worker}, mayCreate)
+	db, err := c.openStore(data, cube.Options{Sync: mode, Logger: log, JSWorker: worker}, mayCreate)
 	if err != nil {
-		if errors.Is(err, engine.ErrLocked) {
+		if errors.Is(err, cube.ErrLocked) {
 			return fmt.Errorf("serve: data directory %s is in use by another process (a running daemon, or a program with it open); stop it, or give this daemon another --data", data)
 		}
 		return fmt.Errorf("serve: open %s: %w", data, err)
@@ -191,14 +190,14 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	return nil
 }
 
-func parseSync(s string) (engine.SyncMode, error) {
+func parseSync(s string) (cube.SyncMode, error) {
 	switch s {
 	case "always", "":
-		return engine.SyncAlways, nil
+		return cube.SyncAlways, nil
 	case "interval":
-		return engine.SyncInterval, nil
+		return cube.SyncInterval, nil
 	case "none":
-		return engine.SyncNone, nil
+		return cube.SyncNone, nil
 	}
 	return 0, usagef("--sync must be always, interval or none, got %q", s)
 }

@@ -41,7 +41,7 @@ func TestDaemonSessionsGiveMemoryBack(t *testing.T) {
 	for i := range n {
 		c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1, ReadTimeout: time.Minute, DisableIdentity: true})
 		clients = append(clients, c)
-		v, err := c.Do(ctx, "EVAL", "", fmt.Sprintf("globalThis.big = 'x'.repeat(4 << 20) + %d; big.length", i)).Text()
+		v, err := c.Do(ctx, "EVAL", "", fmt.Sprintf("globalThis.big = 'x'.repeat(4 << 20) + %d; big.length", i), "TIMEOUT", 20000).Text()
 		if err != nil || !strings.HasPrefix(v, "41943") {
 			t.Fatalf("EVAL %d: %q %v", i, v, err)
 		}

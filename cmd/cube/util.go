@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
 )
 
 func readAll(r io.Reader) ([]byte, error) {
@@ -60,18 +59,17 @@ const (
 
 // openStore opens the store in dir for a verb; use says whether a
 // directory without one is refused or gets a new store. It is the one
-// place a verb opens a cube.DB (openEngine the one for an engine.DB), so
-// that what every store needs from the command line (engineOptions) is
+// place a verb opens a cube.DB (openStoreOnly the one for a cube.Store),
+// so that what every store needs from the command line (its key) is
 // given in one place.
 func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, error) {
 	fresh := !hasStore(dir)
-	o.Engine = e.engineOptions(o.Engine)
-	o.Engine.MustExist = use == mustExist
+	o.MustExist = use == mustExist
 	key, err := e.storeKey()
 	if err != nil {
 		return nil, err
 	}
-	o.Engine.EncryptionKey = key
+	o.EncryptionKey = key
 	db, err := cube.Open(dir, o)
 	if errors.Is(err, cube.ErrNoStore) {
 		return nil, noStoreError(dir, "--data or $CUBE_DATA")
@@ -85,11 +83,10 @@ func (e *env) openStore(dir string, o cube.Options, use storeUse) (*cube.DB, err
 	return db, nil
 }
 
-// openEngine opens the store in dir without its programs (a cube.Store),
-// for verbs that read below them (verify, completion). It never makes a
+// openStoreOnly opens the store in dir without its programs (a
+// cube.Store), for verbs that read below them (verify). It never makes a
 // store: a directory without one is cube.ErrNoStore.
-func (e *env) openEngine(dir string, o cube.Options) (*cube.Store, error) {
-	o.Engine = e.engineOptions(o.Engine)
+func (e *env) openStoreOnly(dir string, o cube.Options) (*cube.Store, error) {
 	o.MustExist = true
 	key, err := e.storeKey()
 	if err != nil {
@@ -98,11 +95,4 @@ func (e *env) openEngine(dir string, o cube.Options) (*cube.Store, error) {
 	o.EncryptionKey = key
 	db, err := cube.OpenStore(dir, o)
 	return db, e.keyError(err, key != nil)
-}
-
-// engineOptions is o with what the command line says about every store
-// a verb opens. The encryption key (--key-file, keys.go) is set by
-// openStore and openEngine, since reading it can fail.
-func (e *env) engineOptions(o engine.Options) engine.Options {
-	return o
 }

@@ -54,7 +54,7 @@ restore the directory from a backup.`,
 }
 
 func (c *verifyCommand) Run(ctx context.Context, dir string) error {
-	db, err := c.openEngine(dir, cube.Options{Sync: cube.SyncAlways, CheckpointInterval: -1, Repair: c.repair})
+	db, err := c.openStoreOnly(dir, cube.Options{Sync: cube.SyncAlways, CheckpointInterval: -1, Repair: c.repair})
 	if err != nil {
 		var ce *cube.CorruptionError
 		switch {
