@@ -118,15 +118,17 @@ var minPkey = func() (k pkey) {
 
 // scanEdges calls fn for every live edge of t whose a is c, with the label
 // when label != "", until fn returns false. fn sees the edge as stored:
-// e.a is c.
+// e.a is c. fn must not keep e: it is one variable, reused for every
+// edge, so that a scan allocates it once rather than once an edge.
 func scanEdges(t *btree.BTreeG[eitem], c pkey, label string, fn func(*eitem) bool) {
 	iter := t.Iter()
 	defer iter.Release()
 	if !iter.Seek(eitem{a: c, label: label, b: minPkey}) {
 		return
 	}
+	var e eitem
 	for {
-		e := iter.Item()
+		e = iter.Item()
 		if e.a != c || (label != "" && e.label != label) {
 			return
 		}

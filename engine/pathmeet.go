@@ -22,12 +22,16 @@ type fwdEntry struct {
 }
 
 // bwdEntry is the best walk of exactly h edges from a node to the
-// target: the nodes after it (ending with the target) and the weights of
-// its edges, both in path order, and their sum.
+// target: the weight of its first edge and the node it leads to (whose
+// entry in layer h-1 goes on), the walk's weight, and rank, the entry's
+// place in its layer when the layer's walks are ordered from the target
+// back (the order ties are broken in), which makes comparing two walks
+// one comparison of their next nodes' ranks.
 type bwdEntry struct {
-	w     float64
-	nodes []pkey
-	ws    []float64
+	w    float64
+	ew   float64
+	next pkey
+	rank int
 }
 
 func reverseDir(d Direction) Direction {
@@ -75,7 +79,7 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 	}
 	fwd := []map[pkey]fwdEntry{{from: {}}}
 	for h := 1; h <= a; h++ {
-		next := map[pkey]fwdEntry{}
+		next := make(map[pkey]fwdEntry, 8*len(fwd[h-1]))
 		for c, e := range fwd[h-1] {
 			more := scan(c, o.Direction, func(m pkey, w float64) {
 				nw := e.w + w
@@ -92,20 +96,23 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 	bwd := []map[pkey]bwdEntry{{to: {}}}
 	back := reverseDir(o.Direction)
 	for h := 1; h <= b; h++ {
-		next := map[pkey]bwdEntry{}
-		for c, e := range bwd[h-1] {
+		prev := bwd[h-1]
+		next := make(map[pkey]bwdEntry, 8*len(prev))
+		for c, e := range prev {
 			more := scan(c, back, func(m pkey, w float64) {
 				nw := w + e.w
 				old, seen := next[m]
-				nodes := append([]pkey{c}, e.nodes...)
-				if seen && (nw > old.w || nw == old.w && !revLess(nodes, old.nodes)) {
+				if seen && (nw > old.w || nw == old.w && !(e.rank < prev[old.next].rank || e.rank == prev[old.next].rank && pkeyLess(c, old.next))) {
 					return
 				}
-				next[m] = bwdEntry{w: nw, nodes: nodes, ws: append([]float64{w}, e.ws...)}
+				next[m] = bwdEntry{w: nw, ew: w, next: c}
 			})
 			if !more {
 				return Path{}, false, bad != nil, bad
 			}
+		}
+		if h < b {
+			rankLayer(next, prev)
 		}
 		bwd = append(bwd, next)
 	}
@@ -113,12 +120,14 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 	// prefixes joined to 1..b-edge suffixes.
 	var best []pkey
 	var bestW float64
-	consider := func(h int, m pkey, s bwdEntry) {
+	consider := func(h int, m pkey, j int) {
 		w := fwd[h][m].w
-		for _, x := range s.ws {
-			w += x
+		for c, k := m, j; k > 0; k-- {
+			e := bwd[k][c]
+			w += e.ew
+			c = e.next
 		}
-		edges := h + len(s.ws)
+		edges := h + j
 		if best != nil && (w > bestW || w == bestW && edges > len(best)-1) {
 			return
 		}
@@ -127,20 +136,23 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 		for i := h; i > 0; i-- {
 			cand[i-1] = fwd[i][cand[i]].prev
 		}
-		cand = append(cand, s.nodes...)
+		for c, k := m, j; k > 0; k-- {
+			c = bwd[k][c].next
+			cand = append(cand, c)
+		}
 		if best == nil || w < bestW || edges < len(best)-1 || revLess(cand, best) {
 			best, bestW = cand, w
 		}
 	}
 	for h := 0; h <= a; h++ {
 		if _, reached := fwd[h][to]; reached {
-			consider(h, to, bwdEntry{})
+			consider(h, to, 0)
 		}
 	}
 	for j := 1; j <= b; j++ {
-		for m, s := range bwd[j] {
+		for m := range bwd[j] {
 			if _, reached := fwd[a][m]; reached {
-				consider(a, m, s)
+				consider(a, m, j)
 			}
 		}
 	}
@@ -152,6 +164,41 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 		p.Coords[i] = slices.Clone(c[:dims])
 	}
 	return p, true, true, nil
+}
+
+// rankLayer sets the rank of every entry of a backward layer: its place
+// when the layer's walks are ordered from the target back, that is by
+// the rank of the next node's walk, then by the next node, then by the
+// node itself.
+func rankLayer(layer, prev map[pkey]bwdEntry) {
+	keys := make([]pkey, 0, len(layer))
+	for k := range layer {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y pkey) int {
+		ex, ey := layer[x], layer[y]
+		if rx, ry := prev[ex.next].rank, prev[ey.next].rank; rx != ry {
+			return rx - ry
+		}
+		if ex.next != ey.next {
+			if pkeyLess(ex.next, ey.next) {
+				return -1
+			}
+			return 1
+		}
+		if pkeyLess(x, y) {
+			return -1
+		}
+		if x != y {
+			return 1
+		}
+		return 0
+	})
+	for i, k := range keys {
+		e := layer[k]
+		e.rank = i
+		layer[k] = e
+	}
 }
 
 // revLess compares two equal-length walks that end at the same node by
