@@ -441,8 +441,10 @@ func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, 
 // have at most o.MaxHops edges (0 = any number); ok is false when there
 // is none. From to itself the path is that one coordinate, weight 0.
 //
-// With a bound the answer may have more edges than the best path without
-// one: the bound cuts off paths, it does not count weight.
+// A bound of n-1 or more on n nodes changes nothing, since the best path
+// (under the tie rule below) visits no node twice. A tighter bound may
+// answer a heavier path than no bound, with fewer edges; never one with
+// more.
 //
 // # Ties
 //
@@ -455,11 +457,12 @@ func (tx *Tx) ShortestPath(ctx context.Context, from, to []int32, label string, 
 //
 // # Errors
 //
-// It is Dijkstra's algorithm, so weights are non-negative: Link refuses a
-// negative, NaN or infinite weight with ErrBadWeight. An edge with a
-// negative weight left by an older cube makes it fail with ErrBadWeight,
-// naming the edge, rather than answer wrongly. A negative MaxHops is
-// ErrBadOptions.
+// Weights are non-negative, which Dijkstra's algorithm (and the
+// meet-in-the-middle search a short bound uses instead) needs: Link
+// refuses a negative, NaN or infinite weight with ErrBadWeight. An edge
+// with a negative weight left by an older cube makes it fail with
+// ErrBadWeight, naming the edge, rather than answer wrongly. A negative
+// MaxHops is ErrBadOptions.
 func (tx *Tx) ShortestPathWith(ctx context.Context, from, to []int32, o PathOptions) (Path, bool, error) {
 	if err := tx.check(false); err != nil {
 		return Path{}, false, err
