@@ -24,17 +24,19 @@ type pstate struct {
 	h int
 }
 
-// plabel is the best known way to a state.
+// plabel is the best known way to a state: its weight and edges, and
+// the state before it (an index into the search's labels; -1 for the
+// start).
 type plabel struct {
+	s       pstate
 	dist    float64
 	hops    int
-	prev    pstate
-	hasPrev bool
+	prev    int32
 	settled bool
 }
 
 type pqEntry struct {
-	s    pstate
+	i    int32 // the state's label
 	dist float64
 	hops int
 }
@@ -136,36 +138,36 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 		}
 		return pstate{c: c}
 	}
-	labels := map[pstate]*plabel{}
+	index := map[pstate]int32{}
+	var labels []plabel // no pointers, so the collector skips it
 	// fewest[c] is the fewest edges c was settled with (bounded search).
 	var fewest map[pkey]int
 	if bound > 0 {
 		fewest = map[pkey]int{}
 	}
 	start := key(from, 0)
-	labels[start] = &plabel{}
-	q := pathHeap{{s: start}}
+	index[start] = 0
+	labels = append(labels, plabel{s: start, prev: -1})
+	q := pathHeap{{i: 0}}
 	steps := 0
 	for len(q) > 0 {
 		cur := q.pop()
-		l := labels[cur.s]
+		l := &labels[cur.i]
 		if l.settled || l.dist != cur.dist || l.hops != cur.hops {
 			continue // stale entry
 		}
+		c := l.s.c
 		if bound > 0 {
-			if h, ok := fewest[cur.s.c]; ok && h <= cur.hops {
+			if h, ok := fewest[c]; ok && h <= cur.hops {
 				continue // dominated by an earlier settling
 			}
-			fewest[cur.s.c] = cur.hops
+			fewest[c] = cur.hops
 		}
 		l.settled = true
-		if cur.s.c == to {
+		if c == to {
 			p := Path{Weight: cur.dist}
-			for s := cur.s; ; s = labels[s].prev {
-				p.Coords = append(p.Coords, slices.Clone(s.c[:dims]))
-				if !labels[s].hasPrev {
-					break
-				}
+			for i := cur.i; i >= 0; i = labels[i].prev {
+				p.Coords = append(p.Coords, slices.Clone(labels[i].s.c[:dims]))
 			}
 			slices.Reverse(p.Coords)
 			return p, true, nil
@@ -180,11 +182,11 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 			continue
 		}
 		var bad error
-		g.neighbours(cur.s.c, o.Label, o.Direction, func(m pkey, w float64) bool {
+		g.neighbours(c, o.Label, o.Direction, func(m pkey, w float64) bool {
 			if !(w >= 0) {
 				// Link refuses these; a store written by an older cube may
 				// still hold one. A wrong answer is worse than none.
-				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, cur.s.c[:dims], m[:dims], w)
+				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, c[:dims], m[:dims], w)
 				return false
 			}
 			if bound > 0 {
@@ -194,21 +196,23 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 			}
 			ms := key(m, nh)
 			nd := cur.dist + w
-			ml := labels[ms]
-			switch {
-			case ml == nil:
-				labels[ms] = &plabel{dist: nd, hops: nh, prev: cur.s, hasPrev: true}
-			case ml.settled:
-				return true
-			case nd < ml.dist || nd == ml.dist && nh < ml.hops:
-				*ml = plabel{dist: nd, hops: nh, prev: cur.s, hasPrev: true}
-			case nd == ml.dist && nh == ml.hops && pkeyLess(cur.s.c, ml.prev.c):
-				ml.prev = cur.s // same distance: no new heap entry
-				return true
-			default:
+			mi, seen := index[ms]
+			if !seen {
+				mi = int32(len(labels))
+				index[ms] = mi
+				labels = append(labels, plabel{s: ms, dist: nd, hops: nh, prev: cur.i})
+				q.push(pqEntry{i: mi, dist: nd, hops: nh})
 				return true
 			}
-			q.push(pqEntry{s: ms, dist: nd, hops: nh})
+			ml := &labels[mi]
+			switch {
+			case ml.settled:
+			case nd < ml.dist || nd == ml.dist && nh < ml.hops:
+				ml.dist, ml.hops, ml.prev = nd, nh, cur.i
+				q.push(pqEntry{i: mi, dist: nd, hops: nh})
+			case nd == ml.dist && nh == ml.hops && pkeyLess(c, labels[ml.prev].s.c):
+				ml.prev = cur.i // same distance: no new heap entry
+			}
 			return true
 		})
 		if bad != nil {
