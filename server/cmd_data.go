@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"iter"
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
@@ -99,8 +100,14 @@ func cmdRegion(cl *call) error {
 	if err != nil {
 		return err
 	}
-	// The count is not known before the scan: write the pairs after a
-	// placeholder and put the header in front at the end.
+	cl.pairs(seq)
+	return nil
+}
+
+// pairs writes a scan's [coords, value] pairs as one array (REGION's and
+// WITHIN's reply). The count is not known before the scan: the pairs go
+// after a placeholder and the header is put in front at the end.
+func (cl *call) pairs(seq iter.Seq2[[]int32, []byte]) {
 	mark := len(cl.w.B)
 	n := 0
 	for c, v := range seq {
@@ -113,5 +120,4 @@ func cmdRegion(cl *call) error {
 	cl.w.B = cl.w.B[:mark]
 	cl.w.Array(n)
 	cl.w.B = append(cl.w.B, body...)
-	return nil
 }

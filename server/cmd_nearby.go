@@ -100,19 +100,7 @@ func cmdWithin(cl *call) error {
 	if err != nil {
 		return err
 	}
-	// As REGION: the count is known only after the scan.
-	mark := len(cl.w.B)
-	n := 0
-	for c, v := range seq {
-		cl.w.Array(2)
-		cl.w.Coord(c)
-		cl.w.Bulk(v)
-		n++
-	}
-	body := append([]byte(nil), cl.w.B[mark:]...)
-	cl.w.B = cl.w.B[:mark]
-	cl.w.Array(n)
-	cl.w.B = append(cl.w.B, body...)
+	cl.pairs(seq)
 	return nil
 }
 
