@@ -305,6 +305,13 @@ func TestCorruptionNamesTheFileAndSaysWhatToDo(t *testing.T) {
 		salt := binary.LittleEndian.Uint32(b[12:16])
 		binary.LittleEndian.PutUint32(body, crc32.Update(salt, crc32.MakeTable(crc32.Castagnoli), body[4:]))
 		writeFile(t, mem, seg, rec, body)
+		// Verify finds it too, where Open does (it caught Verify checking
+		// only the record's frame and calling this store ok).
+		_, err := engine.Verify("/d", engine.VerifyOptions{FS: mem})
+		var vce *engine.CorruptionError
+		if !errors.As(err, &vce) || vce.File != seg || vce.Offset != rec || !strings.Contains(vce.Reason, "unknown kind 255") {
+			t.Fatalf("verify = %v, want the corruption at %s offset %d", err, seg, rec)
+		}
 		for _, repair := range []bool{false, true} {
 			_, err := engine.Open("/d", engine.Options{FS: mem, Repair: repair})
 			var ce *engine.CorruptionError

@@ -34,7 +34,7 @@ type VerifyReport struct {
 
 // Verify checks a data directory offline without changing anything: the
 // format file and key, the manifest, every checkpoint it names (every
-// block, seal and op), and every log record. It returns the first problem
+// block, seal and op), and every log record (and its ops). It returns the first problem
 // as a *CorruptionError (file and offset; it matches ErrCorruption),
 // ErrWrongKey or ErrNewerFormat.
 // A torn log tail is not an error: Open would cut it, and the report says
@@ -117,7 +117,23 @@ func Verify(dir string, o VerifyOptions) (VerifyReport, error) {
 			r.Close()
 		}
 	}
-	rep.Log, err = wal.Verify(fsys, walDir(dir), c)
+	// Every log record's ops are decoded as recovery would decode them: a
+	// record whose checksum holds but whose op does not decode would make
+	// Open refuse the store, so Verify must not call it ok.
+	var d opDecoder
+	var lo op
+	rep.Log, err = wal.Verify(fsys, walDir(dir), c, func(_ uint64, payload []byte) error {
+		d = opDecoder{b: payload}
+		for {
+			more, err := d.next(&lo)
+			if err != nil {
+				return badOp(err)
+			}
+			if !more {
+				return nil
+			}
+		}
+	})
 	if err != nil {
 		return rep, db.translate(err)
 	}

@@ -123,7 +123,7 @@ func TestTornTailTruncated(t *testing.T) {
 			writeAt(t, fsys, path, torn, end)
 
 			before := snapshot(t, fsys, "w")
-			rep, err := wal.Verify(fsys, "w", nil)
+			rep, err := wal.Verify(fsys, "w", nil, nil)
 			if err != nil || rep.TornSegment != path || rep.TornOffset != end || rep.BytesDropped != int64(len(torn)) {
 				t.Fatalf("Verify = %+v, %v; want torn at %s:%d, %d bytes", rep, err, path, end, len(torn))
 			}
@@ -195,7 +195,7 @@ func TestCorruptionRefused(t *testing.T) {
 					t.Fatalf("corruption %v, want %s at %d (%q)", ce, tc.file, tc.off, tc.reason)
 				}
 			}
-			_, err := wal.Verify(fsys, "w", nil)
+			_, err := wal.Verify(fsys, "w", nil, nil)
 			check(err)
 			_, _, err = wal.Open(opts, 0, nil)
 			check(err)
@@ -289,7 +289,7 @@ func TestEncryption(t *testing.T) {
 				sameSnapshot(t, before, snapshot(t, fsys, "w"))
 			}
 		}
-		if _, err := wal.Verify(fsys, "w", key(3)); !errors.Is(err, wal.ErrWrongKey) {
+		if _, err := wal.Verify(fsys, "w", key(3), nil); !errors.Is(err, wal.ErrWrongKey) {
 			t.Fatalf("Verify with wrong key: %v", err)
 		}
 		l, rep, r := open(t, opts(fsys, key(1)), 0)

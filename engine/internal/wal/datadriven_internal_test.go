@@ -166,7 +166,7 @@ func ddRecover(t *testing.T, d *datadriven.TestData, segs []*ddSeg) string {
 	var rep Report
 	var err error
 	if d.Cmd == "verify" {
-		rep, err = Verify(fs, "w", c)
+		rep, err = Verify(fs, "w", c, nil)
 	} else {
 		opts := Options{FS: fs, Dir: "w", Cipher: c, Repair: d.HasArg("repair"), NoPreallocate: true}
 		var l *Log

@@ -258,11 +258,14 @@ func writeFile(fs vfs.FS, path string, data []byte) error {
 }
 
 // Verify reads every segment in fs/dir and checks every record (and, with
-// c, its authentication) without changing anything. It returns the Report
+// c, its authentication) without changing anything. check, when not nil,
+// sees each record's payload as replay would, so a payload the caller
+// cannot decode is found offline too: a corruption error it returns is
+// located at the record, as Open locates it. Verify returns the Report
 // Open would make, and a *base.CorruptionError, ErrWrongKey, ErrNoKey or
 // ErrNotEncrypted when Open would refuse the log.
-func Verify(fs vfs.FS, dir string, c *crypt.Cipher) (Report, error) {
-	st, err := scan(fs, dir, c, 0, nil)
+func Verify(fs vfs.FS, dir string, c *crypt.Cipher, check func(lsn uint64, payload []byte) error) (Report, error) {
+	st, err := scan(fs, dir, c, 0, check)
 	if err != nil {
 		return Report{}, err
 	}

@@ -50,7 +50,7 @@ func TestRoundTripRollovers(t *testing.T) {
 			if n := len(segments(t, fsys, dir)); n < 20 {
 				t.Fatalf("%d segments, want many rollovers", n)
 			}
-			if rep, err := wal.Verify(fsys, dir, tc.cipher); err != nil || rep.LastLSN != last || rep.TornSegment != "" {
+			if rep, err := wal.Verify(fsys, dir, tc.cipher, nil); err != nil || rep.LastLSN != last || rep.TornSegment != "" {
 				t.Fatalf("Verify = %+v, %v", rep, err)
 			}
 
@@ -387,7 +387,7 @@ func TestPreallocatedSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeLog(t, l)
-	if rep, err := wal.Verify(fsys, "w", nil); err != nil || rep.TornSegment != "" || rep.LastLSN != lsn {
+	if rep, err := wal.Verify(fsys, "w", nil, nil); err != nil || rep.TornSegment != "" || rep.LastLSN != lsn {
 		t.Fatalf("Verify = %+v, %v", rep, err)
 	}
 	l, rep, r := open(t, opts, 0)
