@@ -51,6 +51,7 @@ type runState struct {
 	cursors []*cursor // handle h is cursors[h-1]; nil = free
 	scratch [8]int32
 	cache   packCache
+	keyBuf  []byte // the cache key of the current call (see key)
 }
 
 // packCache keeps the last packed walk or path, so a guest that retries
@@ -61,6 +62,7 @@ type packCache struct {
 	data   []byte
 	status uint64
 	weight float64
+	count  int // records in data (nearby)
 }
 
 type cursor struct {
@@ -342,6 +344,11 @@ var abiFuncs = []hostFunc{
 	})},
 	{"walk", i32s(10), i32s(1), call(hostWalk)},
 	{"shortest_path", i32s(9), i32s(1), call(hostShortestPath)},
+	// Added to v1 later (docs/ABI.md §9: v1 only grows); modules that do
+	// not import them are unaffected.
+	{"nearby", []api.ValueType{i32, i32, f64, i32, i32, i32, i32}, i32s(1), call(hostNearby)},
+	{"within_open", []api.ValueType{i32, f64, i32}, i32s(1), call(hostWithinOpen)},
+	{"shortest_path_hops", i32s(10), i32s(1), call(hostShortestPathHops)},
 }
 
 func hostGet(ctx context.Context, rs *runState, m api.Module, s []uint64) {
@@ -504,33 +511,48 @@ func hostWalk(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 // hostShortestPath: (from, to, label, label_len, dir, weight_out, buf,
 // cap, needed_out). The path is packed as its coordinates, start first.
 func hostShortestPath(ctx context.Context, rs *runState, m api.Module, s []uint64) {
-	mem := memory(m)
-	from := rs.newCoord(mem, "shortest_path", "from", u32(s[0]))
-	to := rs.newCoord(mem, "shortest_path", "to", u32(s[1]))
-	lab, okLabel := label(mem, "shortest_path", u32(s[2]), u32(s[3]))
+	rs.shortestPath(ctx, "shortest_path", memory(m), s, 0, 5)
+}
+
+// hostShortestPathHops: (from, to, label, label_len, dir, max_hops,
+// weight_out, buf, cap, needed_out): shortest_path among the paths of at
+// most max_hops edges (0 = any number; negative is StatusBadArg).
+func hostShortestPathHops(ctx context.Context, rs *runState, m api.Module, s []uint64) {
+	rs.shortestPath(ctx, "shortest_path_hops", memory(m), s, int(int32(u32(s[5]))), 6)
+}
+
+// shortestPath serves both path functions; rest is the index of
+// weight_out, after which come buf, cap and needed_out. A negative hops is
+// StatusBadArg, once every pointer has been checked.
+func (rs *runState) shortestPath(ctx context.Context, fn string, mem api.Memory, s []uint64, hops, rest int) {
+	cw := uint32(4 * rs.dims)
+	rawFrom := view(mem, fn, "from", u32(s[0]), cw)
+	rawTo := view(mem, fn, "to", u32(s[1]), cw)
+	lab, okLabel := label(mem, fn, u32(s[2]), u32(s[3]))
 	d, okDir := direction(u32(s[4]))
-	wOut := view(mem, "shortest_path", "weight out-pointer", u32(s[5]), 8)
-	needOut := view(mem, "shortest_path", "needed out-pointer", u32(s[8]), 4)
-	buf := view(mem, "shortest_path", "buffer", u32(s[6]), u32(s[7]))
-	if !okLabel || !okDir {
+	wOut := view(mem, fn, "weight out-pointer", u32(s[rest]), 8)
+	needOut := view(mem, fn, "needed out-pointer", u32(s[rest+3]), 4)
+	buf := view(mem, fn, "buffer", u32(s[rest+1]), u32(s[rest+2]))
+	if !okLabel || !okDir || hops < 0 {
 		s[0] = StatusBadArg
 		return
 	}
-	key := fmt.Sprint("path", from, to, lab, d)
-	if rs.cache.key != key {
-		p, ok, err := rs.host.ShortestPath(ctx, from, to, vm.PathOptions{Label: lab, Direction: d})
+	key := rs.key("path", []uint64{uint64(d), uint64(hops)}, rawFrom, rawTo, []byte(lab))
+	if rs.cache.key != string(key) {
+		from := rs.newCoord(mem, fn, "from", u32(s[0]))
+		to := rs.newCoord(mem, fn, "to", u32(s[1]))
+		p, ok, err := rs.host.ShortestPath(ctx, from, to, vm.PathOptions{Label: lab, Direction: d, MaxHops: hops})
 		if err != nil {
-			s[0] = rs.hostErr("shortest_path", err)
+			s[0] = rs.hostErr(fn, err)
 			return
 		}
-		c := packCache{key: key, status: StatusOK, weight: p.Weight}
+		c := packCache{key: string(key), status: StatusOK, weight: p.Weight}
 		if !ok {
 			c.status = StatusNotFound
 		}
-		cw := 4 * rs.dims
-		c.data = make([]byte, len(p.Coords)*cw)
+		c.data = make([]byte, len(p.Coords)*int(cw))
 		for i, x := range p.Coords {
-			putCoord(c.data[i*cw:], x)
+			putCoord(c.data[i*int(cw):], x)
 		}
 		rs.cache = c
 	}
