@@ -1,9 +1,11 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/cubelinux/cube/engine/vfs"
@@ -178,6 +180,7 @@ func (l *Log) fail(err error) {
 // shutdown releases the files when the flusher exits.
 func (l *Log) shutdown() {
 	if l.prepping {
+		l.prepStop.Store(true)
 		<-l.prepDone
 		l.prepping = false
 	}
@@ -304,12 +307,17 @@ func (l *Log) startPrep() {
 }
 
 func (l *Log) prepare() error {
-	f, err := l.fs.Create(filepath.Join(l.dir, spareName))
+	name := filepath.Join(l.dir, spareName)
+	f, err := l.fs.Create(name)
 	if err != nil {
 		return err
 	}
-	if err := zeroFill(f, l.opts.SegmentSize); err != nil {
+	if err := zeroFill(f, l.opts.SegmentSize, &l.prepStop); err != nil {
 		f.Close()
+		if errors.Is(err, errPrepStopped) {
+			// Half a spare is no spare: Open would remove it anyway.
+			_ = l.fs.Remove(name)
+		}
 		return err
 	}
 	if err := f.Sync(); err != nil {
@@ -319,11 +327,17 @@ func (l *Log) prepare() error {
 	return f.Close()
 }
 
+// errPrepStopped ends a zero-fill the log no longer wants.
+var errPrepStopped = errors.New("wal: zero-fill stopped: the log is closing")
+
 // zeroFill writes zeros over [0, size) so that later writes overwrite
-// allocated blocks.
-func zeroFill(f vfs.File, size int64) error {
+// allocated blocks. With stop it gives up between chunks once stop is set.
+func zeroFill(f vfs.File, size int64, stop *atomic.Bool) error {
 	chunk := make([]byte, min(size, 256<<10))
 	for off := int64(0); off < size; {
+		if stop != nil && stop.Load() {
+			return errPrepStopped
+		}
 		n := min(int64(len(chunk)), size-off)
 		w, err := f.WriteAt(chunk[:n], off)
 		if err == nil && int64(w) < n {

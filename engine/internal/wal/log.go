@@ -54,6 +54,11 @@ type Log struct {
 	unsynced    int // bytes written since the last fdatasync
 	prepping    bool
 	prepDone    chan error
+	// prepStop asks a zero-fill in progress to give up: Close need not
+	// wait for 64 MiB of zeros nobody will write into (a short-lived
+	// process, such as one CLI command, would otherwise pay for a whole
+	// spare on every open). Set only by shutdown and a failed open.
+	prepStop atomic.Bool
 
 	segMu sync.Mutex
 	segs  []segInfo // segments on disk, oldest first

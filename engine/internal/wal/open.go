@@ -82,6 +82,7 @@ func open(opts Options, lock interface{ Close() error }, after uint64, replay fu
 			l.f.Close()
 		}
 		if l.prepping {
+			l.prepStop.Store(true)
 			<-l.prepDone
 		}
 		return nil, rep, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -395,5 +396,48 @@ func TestPreallocatedSegments(t *testing.T) {
 	if rep.TornSegment != "" {
 		t.Fatalf("zero tail reported as torn: %+v", rep)
 	}
+	closeLog(t, l)
+}
+
+// TestCloseDoesNotWaitForTheSpare: Close stops the background zero-fill
+// of the next segment instead of waiting for all of it, and leaves no half
+// spare behind. Each 256 KiB chunk of the spare takes 2 ms here, so a
+// whole 64 MiB spare is 256 chunks (half a second); a Close right after
+// Open must stop it within a chunk or two. It caught Close waiting for the
+// whole fill (the stop flag not set in shutdown): every chunk was written,
+// which cost each short-lived process (one CLI command) a whole spare.
+func TestCloseDoesNotWaitForTheSpare(t *testing.T) {
+	var chunks atomic.Int64
+	fsys := vfs.NewFaulty(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpWrite && strings.HasSuffix(op.Path, "prealloc.tmp") {
+			chunks.Add(1)
+			time.Sleep(2 * time.Millisecond)
+		}
+		return nil
+	}))
+	const seg = 64 << 20
+	opts := wal.Options{FS: fsys, Dir: "w", SegmentSize: seg, Sync: wal.SyncAlways}
+	l, _, _ := open(t, opts, 0)
+	appendPayloads(t, l, 1, 3)
+	closeLog(t, l)
+	if n := chunks.Load(); n >= seg/(256<<10) {
+		t.Fatalf("Close waited for the whole spare: %d chunks written", n)
+	}
+	names, err := fsys.List("w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if n == "prealloc.tmp" {
+			t.Fatalf("a stopped spare was left behind: %v", names)
+		}
+	}
+	// The log reopens with its records, and a log left open long enough
+	// still gets its spare.
+	l, rep, r := open(t, opts, 0)
+	if rep.LastLSN != 3 || len(r.lsns) != 3 {
+		t.Fatalf("reopened: last %d, replayed %v", rep.LastLSN, r.lsns)
+	}
+	appendPayloads(t, l, 4, 1)
 	closeLog(t, l)
 }
