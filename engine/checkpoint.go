@@ -167,7 +167,7 @@ func (db *DB) writeCheckpoint(ctx context.Context, w *checkpoint.Writer, snaps [
 	}
 	for _, s := range snaps {
 		ns := s.ns
-		e.nsCreate(ns.id, ns.name, ns.dims, uint8(ns.curve.Kind()), uint64(ns.maxValue))
+		e.nsCreate(ns.id, ns.name, ns.dims, ns.curveByte(), uint64(ns.maxValue))
 		if err := add(); err != nil {
 			return err
 		}

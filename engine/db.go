@@ -237,7 +237,7 @@ func (db *DB) applyRecovered(o *op, lsn uint64) error {
 		if o.maxValue > 1<<40 || checkName("namespace", o.name) != nil {
 			return base.Corruptf("", 0, "bad namespace %q", o.name)
 		}
-		ns, err := newNamespace(db, o.ns, o.name, NamespaceOptions{Dims: o.dims, Curve: curve.Kind(o.curve), MaxValueSize: int(o.maxValue)})
+		ns, err := newNamespace(db, o.ns, o.name, NamespaceOptions{Dims: o.dims, Curve: curve.Kind(o.curve &^ curveGeo), Geo: o.curve&curveGeo != 0, MaxValueSize: int(o.maxValue)})
 		if err != nil {
 			return base.Corruptf("", 0, "namespace %q: %w", o.name, err)
 		}
@@ -320,6 +320,9 @@ func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptio
 	if err := checkName("namespace", name); err != nil {
 		return nil, err
 	}
+	if o.Geo && o.Dims == 0 {
+		o.Dims = 2
+	}
 	if o.Dims < 1 || o.Dims > MaxDims {
 		return nil, fmt.Errorf("%w: dims %d (must be 1..%d)", ErrBadOptions, o.Dims, MaxDims)
 	}
@@ -341,7 +344,7 @@ func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptio
 		return nil, err
 	}
 	db.enc.reset()
-	db.enc.nsCreate(ns.id, name, ns.dims, uint8(ns.curve.Kind()), uint64(ns.maxValue))
+	db.enc.nsCreate(ns.id, name, ns.dims, ns.curveByte(), uint64(ns.maxValue))
 	lsn, err := db.log.Append(db.enc.b)
 	if err != nil {
 		db.mu.Unlock()

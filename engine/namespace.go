@@ -20,6 +20,12 @@ type NamespaceOptions struct {
 	Dims         int        // 1..8
 	Curve        curve.Kind // curve.Hilbert (the zero value) or curve.Morton
 	MaxValueSize int        // 0 = DefaultMaxValueSize
+	// Geo makes a geographic namespace: 2 dimensions, (longitude,
+	// latitude) in units of 1e-7 degree (GeoScale), writes refused
+	// outside [-180, 180] × [-90, 90], and Nearby, Within and
+	// CountWithin in metres on the sphere (see GeoDistance). Dims is 2
+	// or 0 (which means 2).
+	Geo bool
 }
 
 // NamespaceInfo describes a namespace and what it holds.
@@ -27,6 +33,7 @@ type NamespaceInfo struct {
 	Name         string
 	Dims         int
 	Curve        string
+	Geo          bool // (longitude, latitude) in 1e-7 degree, distances in metres
 	MaxValueSize int
 	Values       int
 	ValueBytes   int64
@@ -49,6 +56,7 @@ type Namespace struct {
 	name     string
 	dims     int
 	curve    *curve.Curve
+	geo      bool
 	maxValue int
 	created  uint64 // LSN of its create record; set before it is registered
 
@@ -65,11 +73,14 @@ type Namespace struct {
 }
 
 func newNamespace(db *DB, id uint64, name string, o NamespaceOptions) (*Namespace, error) {
+	if o.Geo && o.Dims != 2 {
+		return nil, fmt.Errorf("%w: a geo namespace has 2 dimensions (longitude, latitude), not %d", ErrBadOptions, o.Dims)
+	}
 	cv, err := curve.New(o.Curve, o.Dims)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
 	}
-	ns := &Namespace{db: db, id: id, name: name, dims: o.Dims, curve: cv, maxValue: o.MaxValueSize, meta: map[string]mentry{}}
+	ns := &Namespace{db: db, id: id, name: name, dims: o.Dims, curve: cv, geo: o.Geo, maxValue: o.MaxValueSize, meta: map[string]mentry{}}
 	if ns.maxValue == 0 {
 		ns.maxValue = DefaultMaxValueSize
 	}
@@ -84,18 +95,31 @@ func (ns *Namespace) Name() string { return ns.name }
 // Dims returns the number of dimensions of its coordinates.
 func (ns *Namespace) Dims() int { return ns.dims }
 
+// Geo reports whether the namespace is geographic (NamespaceOptions.Geo).
+func (ns *Namespace) Geo() bool { return ns.geo }
+
+// curveByte is the curve byte of the namespace's create record: the
+// curve's kind, and curveGeo for a geo namespace.
+func (ns *Namespace) curveByte() uint8 {
+	b := uint8(ns.curve.Kind())
+	if ns.geo {
+		b |= curveGeo
+	}
+	return b
+}
+
 // Info describes the namespace.
 func (ns *Namespace) Info() NamespaceInfo {
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
 	return NamespaceInfo{
-		Name: ns.name, Dims: ns.dims, Curve: ns.curve.Kind().String(), MaxValueSize: ns.maxValue,
+		Name: ns.name, Dims: ns.dims, Curve: ns.curve.Kind().String(), Geo: ns.geo, MaxValueSize: ns.maxValue,
 		Values: len(ns.idx.live), ValueBytes: ns.idx.bytes, Edges: ns.edges.count, LastLSN: ns.lastLSN.Load(),
 	}
 }
 
 func (ns *Namespace) checkPut(c []int32, v []byte) error {
-	if err := checkCoord(c, ns.dims); err != nil {
+	if err := ns.checkWrite(c); err != nil {
 		return err
 	}
 	if len(v) > ns.maxValue {
@@ -105,13 +129,28 @@ func (ns *Namespace) checkPut(c []int32, v []byte) error {
 }
 
 func (ns *Namespace) checkEdge(from, to []int32, label string) error {
-	if err := checkCoord(from, ns.dims); err != nil {
+	if err := ns.checkWrite(from); err != nil {
 		return err
 	}
-	if err := checkCoord(to, ns.dims); err != nil {
+	if err := ns.checkWrite(to); err != nil {
 		return err
 	}
 	return checkName("edge label", label)
+}
+
+// checkWrite checks a coordinate a write stores: its dimensions and, on
+// a geo namespace, its range. Reads take any coordinate: one out of
+// range holds nothing.
+func (ns *Namespace) checkWrite(c []int32) error {
+	if err := checkCoord(c, ns.dims); err != nil {
+		return err
+	}
+	if ns.geo {
+		if err := checkGeo(c); err != nil {
+			return fmt.Errorf("%w in namespace %q", err, ns.name)
+		}
+	}
+	return nil
 }
 
 func (ns *Namespace) alive() error {

@@ -40,7 +40,7 @@ import (
 // bound.
 type NearbyOptions struct {
 	// MaxDist leaves out points farther than MaxDist (a point at exactly
-	// MaxDist is kept). 0 means no bound.
+	// MaxDist is kept), in metres on a geo namespace. 0 means no bound.
 	MaxDist float64
 }
 
@@ -49,7 +49,8 @@ type Neighbor struct {
 	Coord []int32
 	Value []byte
 	// Dist is the Euclidean distance from the query's centre, rounded to
-	// a float64. The order of the results is by the exact distance.
+	// a float64 (the order of the results is by the exact distance); on
+	// a geo namespace, the distance in metres by GeoDistance.
 	Dist float64
 }
 
@@ -89,6 +90,10 @@ func (ns *Namespace) CountWithin(ctx context.Context, c []int32, r float64) (int
 // curve order. Fewer than k come back when the namespace holds fewer (or
 // fewer within o.MaxDist). A read-write transaction sees its own writes.
 //
+// On a geo namespace the distance is GeoDistance, metres on the sphere,
+// across the antimeridian and over the poles; the order is by that
+// float64, ties in curve order.
+//
 // The cost is that of a region scan of a box a little larger than the
 // ball holding the k points; ctx is checked between and during scans, so
 // a large k over a large namespace can be stopped.
@@ -96,7 +101,8 @@ func (ns *Namespace) CountWithin(ctx context.Context, c []int32, r float64) (int
 // # Errors
 //
 // ErrDims for a coordinate of the wrong length; ErrBadOptions for k < 1
-// or a MaxDist that is negative or NaN.
+// or a MaxDist that is negative or NaN; ErrGeoRange for a centre outside
+// longitude [-180, 180] / latitude [-90, 90] on a geo namespace.
 func (tx *Tx) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]Neighbor, error) {
 	if err := tx.check(false); err != nil {
 		return nil, err
@@ -115,6 +121,9 @@ func (tx *Tx) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]
 			return nil, err
 		}
 	}
+	if ns.geo {
+		return tx.geoNearby(ctx, c, k, o.MaxDist)
+	}
 	q := nearQuery{ctx: ctx, cv: ns.curve, dims: ns.dims, k: k, limit: limit, t: tx.tree()}
 	q.centre = toPkey(c)
 	if err := q.run(); err != nil {
@@ -128,10 +137,16 @@ func (tx *Tx) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]
 // +Inf (every point). The coordinate slice is reused between steps; copy
 // it to keep it. A read-write transaction sees its own writes.
 //
+// On a geo namespace r is in metres, and a point is inside when its
+// GeoDistance from c is at most r. A radius that crosses the
+// antimeridian reads two boxes, whose points are gathered before they
+// are yielded, in curve order.
+//
 // # Errors
 //
 // ErrDims for a coordinate of the wrong length; ErrBadOptions for an r
-// that is negative or NaN, or a negative Limit.
+// that is negative or NaN, or a negative Limit; ErrGeoRange for a centre
+// out of range on a geo namespace.
 func (tx *Tx) Within(c []int32, r float64, o WithinOptions) (iter.Seq2[[]int32, []byte], error) {
 	if err := tx.check(false); err != nil {
 		return nil, err
@@ -146,6 +161,12 @@ func (tx *Tx) Within(c []int32, r float64, o WithinOptions) (iter.Seq2[[]int32, 
 	r2, err := radius2("radius", r)
 	if err != nil {
 		return nil, err
+	}
+	if ns.geo {
+		if err := ns.geoCentre(c); err != nil {
+			return nil, err
+		}
+		return tx.geoWithin(c, r, o.Limit), nil
 	}
 	t, centre, dims := tx.tree(), toPkey(c), ns.dims
 	min, max := box(&centre, dims, r2.sqrtFloor())
@@ -328,7 +349,8 @@ type nearQuery struct {
 	centre pkey
 	heap   nearHeap
 	err    error
-	seen   int // items scanned, for checking ctx now and then
+	seen   int  // items scanned, for checking ctx now and then
+	geo    bool // distances are metres as float64 bits (geonear.go)
 }
 
 // nearCand is a candidate neighbour. Its curve key, needed only to break
@@ -521,7 +543,11 @@ func (q *nearQuery) results() []Neighbor {
 	for i := range h {
 		c := coords[i*q.dims : (i+1)*q.dims : (i+1)*q.dims]
 		copy(c, h[i].c[:q.dims])
-		out[i] = Neighbor{Coord: c, Value: h[i].val, Dist: math.Sqrt(h[i].d.float())}
+		d := math.Sqrt(h[i].d.float())
+		if q.geo {
+			d = math.Float64frombits(h[i].d.lo)
+		}
+		out[i] = Neighbor{Coord: c, Value: h[i].val, Dist: d}
 	}
 	return out
 }

@@ -23,7 +23,16 @@ import (
 //	opUnlink    dims:1 from:dims*4 to:dims*4 label:uv+bytes
 //	opMetaPut   key:uv+bytes value:uv+bytes
 //	opMetaDel   key:uv+bytes
+//
+// The curve byte of opNSCreate is the curve's kind (0 Hilbert, 1 Morton)
+// with the bit curveGeo set for a geo namespace. Stores written before
+// geo namespaces never set it, so they open as they were; a cube that
+// predates the bit refuses the byte as an unknown curve rather than
+// reading degrees as plain integers.
 type opKind uint8
+
+// curveGeo marks a geo namespace in the curve byte of opNSCreate.
+const curveGeo = 0x80
 
 const (
 	opNSCreate opKind = iota + 1

@@ -17,22 +17,27 @@ func encodeAll() []byte {
 	e.metaPut(7, "prog/x", []byte("code"))
 	e.metaDel(7, "prog/x")
 	e.nsDrop(7)
+	e.nsCreate(8, "geo", 2, curveGeo|1, 0)
 	return e.b
 }
 
 func TestOpsRoundTrip(t *testing.T) {
 	d := opDecoder{b: encodeAll()}
 	var o op
-	want := []opKind{opNSCreate, opPut, opPut, opDel, opLink, opUnlink, opMetaPut, opMetaDel, opNSDrop}
+	want := []opKind{opNSCreate, opPut, opPut, opDel, opLink, opUnlink, opMetaPut, opMetaDel, opNSDrop, opNSCreate}
 	for i, k := range want {
 		more, err := d.next(&o)
-		if err != nil || !more || o.kind != k || o.ns != 7 {
+		if err != nil || !more || o.kind != k || o.ns != 7 && i < 9 {
 			t.Fatalf("op %d: %+v more=%v err=%v", i, o, more, err)
 		}
 		switch i {
 		case 0:
 			if o.name != "world" || o.dims != 3 || o.curve != 1 || o.maxValue != 1<<20 {
 				t.Fatalf("create: %+v", o)
+			}
+		case 9:
+			if o.ns != 8 || o.name != "geo" || o.dims != 2 || o.curve != curveGeo|1 {
+				t.Fatalf("geo create: %+v", o)
 			}
 		case 1:
 			if o.c != (pkey{1, -2, math.MaxInt32}) || string(o.value) != "value" {
