@@ -23,6 +23,9 @@ var (
 	ErrDims = engine.ErrDims
 	// ErrBadBox: a box whose min is above its max on some axis.
 	ErrBadBox = engine.ErrBadBox
+	// ErrGeoRange: a coordinate of a geo namespace outside longitude
+	// [-180, 180] or latitude [-90, 90], or degrees that do not parse.
+	ErrGeoRange = engine.ErrGeoRange
 	// ErrValueTooLarge: a value over the namespace's MaxValueSize.
 	ErrValueTooLarge = engine.ErrValueTooLarge
 	// ErrBadWeight: an edge weight that is negative, NaN or infinite.

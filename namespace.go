@@ -38,6 +38,11 @@ func (ns *Namespace) Dims() int { return ns.e().Dims() }
 // Info describes the namespace.
 func (ns *Namespace) Info() NamespaceInfo { return ns.e().Info() }
 
+// Geo reports whether the namespace is geographic (NamespaceOptions.Geo):
+// its coordinates are (longitude, latitude) in 1e-7 degree and its
+// distances metres.
+func (ns *Namespace) Geo() bool { return ns.e().Geo() }
+
 // Put writes value at c (the value is copied).
 //
 // Durability: in SyncAlways mode Put returns after the write is on disk;

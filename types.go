@@ -15,7 +15,8 @@ import (
 
 // NamespaceOptions describe a namespace at creation; they never change.
 // Dims is 1 to MaxDims; Curve is Hilbert (the zero value) or Morton;
-// MaxValueSize 0 means DefaultMaxValueSize.
+// MaxValueSize 0 means DefaultMaxValueSize; Geo makes a geographic
+// namespace (see GeoScale).
 type NamespaceOptions = engine.NamespaceOptions
 
 // NamespaceInfo describes a namespace and what it holds.
@@ -45,6 +46,33 @@ const (
 	MaxNameLen          = engine.MaxNameLen          // bytes of a namespace name or edge label, at most
 	DefaultMaxValueSize = engine.DefaultMaxValueSize // a value's size limit when NamespaceOptions leave it 0
 )
+
+// A geographic namespace (NamespaceOptions{Geo: true}) has 2 dimensions,
+// (longitude, latitude), each an int32 in units of 1e-7 degree (GeoScale
+// units per degree: exact for any coordinate written with 7 decimals,
+// about 1.1 cm), refuses writes outside longitude [-180, 180] and
+// latitude [-90, 90] (ErrGeoRange), and measures Nearby, Within and
+// CountWithin in metres on a sphere of radius EarthRadius (GeoDistance),
+// across the antimeridian and over the poles.
+const (
+	GeoScale    = engine.GeoScale    // coordinate units in one degree of a geo namespace
+	EarthRadius = engine.EarthRadius // metres: the mean Earth radius geo distances use
+)
+
+// GeoDistance returns the distance in metres between two coordinates of
+// a geo namespace, by the haversine formula: the distance its Nearby and
+// Within use, to the last bit.
+func GeoDistance(a, b []int32) float64 { return engine.GeoDistance(a, b) }
+
+// ParseDegrees reads decimal degrees ("2.3522", "-33.8688") into units of
+// 1e-7 degree exactly, from the digits (never through a float); more
+// than 7 decimals round half away from zero. It does not check the
+// range.
+func ParseDegrees(s string) (int32, error) { return engine.ParseDegrees(s) }
+
+// FormatDegrees writes units of 1e-7 degree as decimal degrees, exactly,
+// without trailing zeros (23522000 is "2.3522").
+func FormatDegrees(v int32) string { return engine.FormatDegrees(v) }
 
 // Edge is a directed, labelled edge From -[Label]-> To with a weight and
 // optional bytes.

@@ -23,6 +23,7 @@ func (cl *call) ns(arg []byte) (*cube.Namespace, error) {
 		}
 		return nil, err
 	}
+	cl.geo = ns.Geo()
 	return ns, nil
 }
 
@@ -37,8 +38,12 @@ func (cl *call) coordCount(ns *cube.Namespace, groups, trailing int, optional bo
 	if n == want || (optional && n > want) {
 		return nil
 	}
-	return usageErr("wrong number of arguments for '%s' in namespace '%s' (%d dimension%s): usage: %s",
-		strings.ToLower(cl.cmd.Name), ns.Name(), d, plural(d), cl.cmd.Synopsis)
+	dims := fmt.Sprintf("%d dimension%s", d, plural(d))
+	if ns.Geo() {
+		dims = "GEO: each coordinate is longitude latitude"
+	}
+	return usageErr("wrong number of arguments for '%s' in namespace '%s' (%s): usage: %s",
+		strings.ToLower(cl.cmd.Name), ns.Name(), dims, cl.cmd.Synopsis)
 }
 
 // coords opens every command on coordinates: it resolves the namespace
@@ -71,8 +76,12 @@ func plural(n int) string {
 	return "s"
 }
 
-// coord parses d integers starting at args[i].
+// coord parses d integers starting at args[i] or, in a geo namespace,
+// a longitude and a latitude in decimal degrees.
 func (cl *call) coord(i, d int, what string) ([]int32, error) {
+	if cl.geo {
+		return cl.degrees(i, what)
+	}
 	c := make([]int32, d)
 	for k := range d {
 		v, err := strconv.ParseInt(string(cl.args[i+k]), 10, 32)
@@ -85,6 +94,42 @@ func (cl *call) coord(i, d int, what string) ([]int32, error) {
 		c[k] = int32(v)
 	}
 	return c, nil
+}
+
+// degrees parses a longitude and a latitude in decimal degrees at
+// args[i], exactly (cube.ParseDegrees: at most 7 decimals are kept), and
+// checks their ranges.
+func (cl *call) degrees(i int, what string) ([]int32, error) {
+	if what != "" {
+		what += " "
+	}
+	c := make([]int32, 2)
+	for k, axis := range []struct {
+		name string
+		max  int32
+	}{{"longitude", 180 * cube.GeoScale}, {"latitude", 90 * cube.GeoScale}} {
+		v, err := cube.ParseDegrees(string(cl.args[i+k]))
+		if err != nil || v < -axis.max || v > axis.max {
+			return nil, usageErr("%s%s must be decimal degrees in -%d..%d (a GEO namespace takes longitude then latitude, e.g. 2.3522 48.8566 for Paris), got '%s'",
+				what, axis.name, axis.max/cube.GeoScale, axis.max/cube.GeoScale, clip(cl.args[i+k]))
+		}
+		c[k] = v
+	}
+	return c, nil
+}
+
+// coordOut writes a coordinate of the command's namespace: integers, or
+// in a geo namespace [longitude, latitude] as decimal strings, exact
+// (2.3522 comes back as "2.3522").
+func (cl *call) coordOut(c []int32) {
+	if !cl.geo {
+		cl.w.Coord(c)
+		return
+	}
+	cl.w.Array(len(c))
+	for _, x := range c {
+		cl.w.BulkString(cube.FormatDegrees(x))
+	}
 }
 
 func clip(b []byte) string {

@@ -112,7 +112,7 @@ func (cl *call) pairs(seq iter.Seq2[[]int32, []byte]) {
 	n := 0
 	for c, v := range seq {
 		cl.w.Array(2)
-		cl.w.Coord(c)
+		cl.coordOut(c)
 		cl.w.Bulk(v)
 		n++
 	}

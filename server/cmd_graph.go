@@ -94,8 +94,8 @@ func cmdEdges(cl *call) error {
 	cl.w.Array(len(edges))
 	for _, e := range edges {
 		cl.w.Array(5)
-		cl.w.Coord(e.From)
-		cl.w.Coord(e.To)
+		cl.coordOut(e.From)
+		cl.coordOut(e.To)
 		cl.w.BulkString(e.Label)
 		cl.w.Double(e.Weight)
 		if len(e.Value) == 0 { // no value: null, before and after a restart
@@ -151,12 +151,12 @@ func cmdWalk(cl *call) error {
 	cl.w.Array(len(steps))
 	for _, s := range steps {
 		cl.w.Array(3)
-		cl.w.Coord(s.Coord)
+		cl.coordOut(s.Coord)
 		cl.w.Int(int64(s.Depth))
 		if s.From == nil {
 			cl.w.NullArray()
 		} else {
-			cl.w.Coord(s.From)
+			cl.coordOut(s.From)
 		}
 	}
 	return nil
@@ -198,7 +198,7 @@ func cmdPath(cl *call) error {
 	cl.w.Array(2)
 	cl.w.Array(len(p.Coords))
 	for _, c := range p.Coords {
-		cl.w.Coord(c)
+		cl.coordOut(c)
 	}
 	cl.w.Double(p.Weight)
 	return nil

@@ -28,7 +28,7 @@ func cmdNearby(cl *call) error {
 			count = true
 			return nil
 		}
-		md, err := parseDistance(v[0], "MAXDIST")
+		md, err := cl.distance(v[0], "MAXDIST")
 		if err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func cmdNearby(cl *call) error {
 	cl.w.Array(len(near))
 	for _, n := range near {
 		cl.w.Array(3)
-		cl.w.Coord(n.Coord)
+		cl.coordOut(n.Coord)
 		cl.w.Bulk(n.Value)
 		cl.w.Double(n.Dist)
 	}
@@ -68,7 +68,7 @@ func cmdWithin(cl *call) error {
 		return err
 	}
 	d := ns.Dims()
-	r, err := parseDistance(cl.args[2+d], "the radius r")
+	r, err := cl.distance(cl.args[2+d], "the radius r")
 	if err != nil {
 		return err
 	}
@@ -113,11 +113,16 @@ func parseK(b []byte) (int, error) {
 	return int(k), nil
 }
 
-// parseDistance reads a distance: a number >= 0, or inf.
-func parseDistance(b []byte, what string) (float64, error) {
+// distance reads a distance: a number >= 0, or inf; metres in a geo
+// namespace.
+func (cl *call) distance(b []byte, what string) (float64, error) {
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil || !(f >= 0) {
-		return 0, usageErr("%s must be a number >= 0 (a distance in the namespace's units, or inf), got '%s'", what, clip(b))
+		units := "in the namespace's units"
+		if cl.geo {
+			units = "in metres"
+		}
+		return 0, usageErr("%s must be a number >= 0 (a distance %s, or inf), got '%s'", what, units, clip(b))
 	}
 	return f, nil
 }

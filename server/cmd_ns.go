@@ -6,13 +6,15 @@ import (
 	"github.com/cubelinux/cube"
 )
 
-// NS.CREATE ns DIMS d [CURVE hilbert|morton] [MAXVALUE bytes]
+// NS.CREATE ns DIMS d | GEO [CURVE hilbert|morton] [MAXVALUE bytes]
 func cmdNSCreate(cl *call) error {
 	var o cube.NamespaceOptions
 	dimsSet := false
-	err := cl.options(2, map[string]int{"DIMS": 1, "CURVE": 1, "MAXVALUE": 1}, func(key string, v [][]byte) error {
+	err := cl.options(2, map[string]int{"DIMS": 1, "GEO": 0, "CURVE": 1, "MAXVALUE": 1}, func(key string, v [][]byte) error {
 		var err error
 		switch key {
+		case "GEO":
+			o.Geo = true
 		case "DIMS":
 			o.Dims, err = parseCount(v[0], "DIMS")
 			if err == nil && (o.Dims < 1 || o.Dims > cube.MaxDims) {
@@ -32,8 +34,13 @@ func cmdNSCreate(cl *call) error {
 	if err != nil {
 		return err
 	}
-	if !dimsSet {
-		return usageErr("NS.CREATE needs DIMS d; usage: %s", cl.cmd.Synopsis)
+	switch {
+	case o.Geo && dimsSet && o.Dims != 2:
+		return usageErr("NS.CREATE: a GEO namespace has 2 dimensions (longitude latitude), not DIMS %d; drop DIMS", o.Dims)
+	case o.Geo:
+		o.Dims = 2
+	case !dimsSet:
+		return usageErr("NS.CREATE needs DIMS d (or GEO for longitude latitude in degrees); usage: %s", cl.cmd.Synopsis)
 	}
 	if _, err := cl.s.db.CreateNamespace(cl.ctx, string(cl.args[1]), o); err != nil {
 		return err
@@ -60,13 +67,15 @@ func cmdNSInfo(cl *call) error {
 	}
 	in := ns.Info()
 	w := cl.w
-	w.Map(8)
+	w.Map(9)
 	w.BulkString("name")
 	w.BulkString(in.Name)
 	w.BulkString("dims")
 	w.Int(int64(in.Dims))
 	w.BulkString("curve")
 	w.BulkString(strings.ToLower(in.Curve))
+	w.BulkString("geo")
+	w.Flag(in.Geo)
 	w.BulkString("max_value_size")
 	w.Int(int64(in.MaxValueSize))
 	w.BulkString("values")

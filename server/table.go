@@ -56,6 +56,7 @@ type call struct {
 	cmd  *Command
 	args [][]byte
 	w    *resp.Writer
+	geo  bool // the command's namespace is geographic: coordinates in degrees (set by ns)
 }
 
 // Commands returns the command table, in HELP order.
@@ -128,12 +129,12 @@ func commandTable() []*Command {
 			Doc: "The connection's id and name; SETINFO is accepted for client libraries.", run: cmdClient},
 
 		// namespaces
-		{Name: "NS.CREATE", Synopsis: "NS.CREATE ns DIMS d [CURVE hilbert|morton] [MAXVALUE bytes]", Arity: -4, Flags: Write, Group: "namespace",
-			Doc: "Creates a namespace with d dimensions (1-8) on a space-filling curve (hilbert by default).", run: cmdNSCreate},
+		{Name: "NS.CREATE", Synopsis: "NS.CREATE ns DIMS d | GEO [CURVE hilbert|morton] [MAXVALUE bytes]", Arity: -3, Flags: Write, Group: "namespace",
+			Doc: "Creates a namespace with d dimensions (1-8) on a space-filling curve (hilbert by default); GEO makes it geographic: coordinates are longitude latitude in decimal degrees (stored exactly at 7 decimals), NEARBY and WITHIN measure metres on the sphere.", run: cmdNSCreate},
 		{Name: "NS.LIST", Synopsis: "NS.LIST", Arity: 1, Flags: ReadOnly | Fast, Group: "namespace",
 			Doc: "The namespaces' names, sorted.", run: cmdNSList},
 		{Name: "NS.INFO", Synopsis: "NS.INFO ns", Arity: 2, Flags: ReadOnly | Fast, Group: "namespace",
-			Doc: "Dimensions, curve, value limit, number of values and edges.", run: cmdNSInfo},
+			Doc: "Dimensions, curve, whether it is geographic, value limit, number of values and edges.", run: cmdNSInfo},
 		{Name: "NS.DROP", Synopsis: "NS.DROP ns", Arity: 2, Flags: Write, Group: "namespace",
 			Doc: "Deletes a namespace with all its values, edges and programs.", run: cmdNSDrop},
 
@@ -147,9 +148,9 @@ func commandTable() []*Command {
 		{Name: "REGION", Synopsis: "REGION ns min1..mind max1..maxd [LIMIT n] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
 			Doc: "The values inside the box (inclusive), in curve order, as [[c1..cd], value] pairs; with COUNT, their number.", run: cmdRegion},
 		{Name: "NEARBY", Synopsis: "NEARBY ns c1..cd K [MAXDIST d] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
-			Doc: "The K values nearest to the coordinate by Euclidean distance, nearest first (ties in curve order), as [[c1..cd], value, distance]; MAXDIST leaves out those farther than d; with COUNT, their number.", run: cmdNearby},
+			Doc: "The K values nearest to the coordinate by Euclidean distance, nearest first (ties in curve order), as [[c1..cd], value, distance]; MAXDIST leaves out those farther than d; with COUNT, their number. On a GEO namespace the coordinate is longitude latitude in degrees and distances are metres on the sphere.", run: cmdNearby},
 		{Name: "WITHIN", Synopsis: "WITHIN ns c1..cd r [LIMIT n] [COUNT]", Arity: -4, Flags: ReadOnly, Group: "value",
-			Doc: "The values at Euclidean distance at most r from the coordinate, in curve order, as [[c1..cd], value] pairs; with COUNT, their number.", run: cmdWithin},
+			Doc: "The values at Euclidean distance at most r from the coordinate, in curve order, as [[c1..cd], value] pairs; with COUNT, their number. On a GEO namespace r is in metres on the sphere.", run: cmdWithin},
 
 		// graph
 		{Name: "LINK", Synopsis: "LINK ns from1..fromd to1..tod label [WEIGHT w] [VALUE v]", Arity: -5, Flags: Write | Fast, Group: "graph",
