@@ -94,6 +94,15 @@ CUBE__IMPORT(walk) int32_t cube_v1_walk(const int32_t *start, uint32_t order, in
 CUBE__IMPORT(shortest_path) int32_t cube_v1_shortest_path(const int32_t *from, const int32_t *to, const char *label,
                                                           uint32_t label_len, uint32_t dir, double *weight_out,
                                                           void *buf, uint32_t cap, uint32_t *needed_out);
+/* Added to v1 later (docs/ABI.md §9); a program imports them only if it
+ * calls the wrappers that use them. */
+CUBE__IMPORT(shortest_path_hops) int32_t cube_v1_shortest_path_hops(const int32_t *from, const int32_t *to, const char *label,
+                                                                    uint32_t label_len, uint32_t dir, int32_t max_hops,
+                                                                    double *weight_out, void *buf, uint32_t cap,
+                                                                    uint32_t *needed_out);
+CUBE__IMPORT(nearby) int32_t cube_v1_nearby(const int32_t *centre, int32_t k, double max_dist, void *buf, uint32_t cap,
+                                            uint32_t *n_out, uint32_t *needed_out);
+CUBE__IMPORT(within_open) int32_t cube_v1_within_open(const int32_t *centre, double r, uint32_t *cursor_out);
 #undef CUBE__IMPORT
 
 /* ---- buffers ---- */
@@ -245,6 +254,19 @@ static inline cube_status cube_region_open(cube_region *r, const int32_t *min, c
     r->status = (cube_status)cube_v1_region_open(min, max, &r->cursor);
     r->open = r->status == CUBE_OK;
     return r->status;
+}
+
+/* cube_within_open starts an iteration over the points at distance at most
+ * r from centre (a point at exactly r is inside; CUBE_NO_BOUND for every
+ * point), read with cube_region_next and ended with cube_region_close like
+ * a box. Distances are Euclidean over the coordinates (metres on the sphere
+ * in a GEO namespace). CUBE_BAD_ARGUMENT if r is NaN or negative. */
+static inline cube_status cube_within_open(cube_region *it, const int32_t *centre, double r) {
+    memset(it, 0, sizeof *it);
+    it->cw = 4u * (uint32_t)cube_v1_dims();
+    it->status = (cube_status)cube_v1_within_open(centre, r, &it->cursor);
+    it->open = it->status == CUBE_OK;
+    return it->status;
 }
 
 /* cube__fill reads the next batch of records into b: the number in *n (0 at
@@ -440,6 +462,76 @@ static inline cube_status cube_shortest_path(const int32_t *from, const int32_t 
         p->n = need / (4u * (uint32_t)cube_v1_dims());
     }
     return st;
+}
+
+/* cube_shortest_path_hops is cube_shortest_path among the paths of at most
+ * max_hops edges (0: any number): the least weight with few enough edges,
+ * which may weigh more than the unbounded path. CUBE_NOT_FOUND when no path
+ * is that short, CUBE_BAD_ARGUMENT for a negative max_hops. The path is
+ * valid until the next cube_shortest_path_hops. */
+static inline cube_status cube_shortest_path_hops(const int32_t *from, const int32_t *to, const char *label, cube_dir dir,
+                                                  int32_t max_hops, cube_path *p) {
+    static cube_buf b;
+    if (label == NULL) label = "";
+    cube_status st = cube__reserve(&b, 0);
+    uint32_t need = 0;
+    while (st == CUBE_OK) {
+        st = (cube_status)cube_v1_shortest_path_hops(from, to, label, (uint32_t)strlen(label), (uint32_t)dir, max_hops,
+                                                     &p->weight, b.p, b.cap, &need);
+        if (st != CUBE_TOO_SMALL) break;
+        st = cube__reserve(&b, need);
+    }
+    if (st == CUBE_OK) {
+        p->coords = (const int32_t *)b.p;
+        p->n = need / (4u * (uint32_t)cube_v1_dims());
+    }
+    return st;
+}
+
+/* ---- nearest neighbours ---- */
+
+/* No bound on a distance: max_dist of cube_nearby, r of cube_within_open. */
+#define CUBE_NO_BOUND __builtin_inf()
+
+/* A point cube_nearby found: its distance from the centre, its coordinate
+ * (cube_dims() elements) and its value. */
+typedef struct cube_neighbor {
+    double dist;
+    const int32_t *coord;
+    const uint8_t *value;
+    uint32_t len;
+} cube_neighbor;
+
+/* cube_nearby finds the k points nearest to centre, leaving out those
+ * farther than max_dist (a point at exactly max_dist stays; CUBE_NO_BOUND
+ * for no bound, 0 for the point at centre alone), and calls visit for each,
+ * nearest first (points at the same distance in curve order), until it
+ * returns false. Fewer than k come when there are fewer. The neighbours
+ * live in a buffer shared by all calls: visit must not call cube_nearby.
+ * CUBE_BAD_ARGUMENT for k < 1 or a max_dist that is NaN or negative. */
+static inline cube_status cube_nearby(const int32_t *centre, int32_t k, double max_dist,
+                                      bool (*visit)(const cube_neighbor *n, void *ctx), void *ctx) {
+    static cube_buf b;
+    cube_status st = cube__reserve(&b, 0);
+    uint32_t n = 0, need = 0;
+    while (st == CUBE_OK) {
+        st = (cube_status)cube_v1_nearby(centre, k, max_dist, b.p, b.cap, &n, &need);
+        if (st != CUBE_TOO_SMALL) break;
+        st = cube__reserve(&b, need);
+    }
+    if (st != CUBE_OK) return st;
+    uint32_t cw = 4u * (uint32_t)cube_v1_dims(), off = 0;
+    for (; n > 0 && off + 12 + cw <= need; n--) {
+        const uint8_t *rec = b.p + off;
+        cube_neighbor nb;
+        memcpy(&nb.dist, rec, 8);
+        nb.coord = (const int32_t *)(rec + 8); /* records are 8-aligned in an 8-aligned buffer */
+        nb.len = cube__u32(rec + 8 + cw);
+        nb.value = rec + 12 + cw;
+        off += (12 + cw + nb.len + 7) & ~7u;
+        if (!visit(&nb, ctx)) break;
+    }
+    return CUBE_OK;
 }
 
 #ifdef __cplusplus

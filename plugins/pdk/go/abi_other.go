@@ -37,3 +37,10 @@ func abiWalk(unsafe.Pointer, uint32, int32, uint32, unsafe.Pointer, uint32, int3
 func abiShortestPath(_, _, _ unsafe.Pointer, _ uint32, _ uint32, _, _ unsafe.Pointer, _ uint32, _ unsafe.Pointer) int32 {
 	return statusNotWASM
 }
+func abiShortestPathHops(_, _, _ unsafe.Pointer, _, _ uint32, _ int32, _, _ unsafe.Pointer, _ uint32, _ unsafe.Pointer) int32 {
+	return statusNotWASM
+}
+func abiNearby(unsafe.Pointer, int32, float64, unsafe.Pointer, uint32, unsafe.Pointer, unsafe.Pointer) int32 {
+	return statusNotWASM
+}
+func abiWithinOpen(unsafe.Pointer, float64, unsafe.Pointer) int32 { return statusNotWASM }

@@ -61,3 +61,15 @@ func abiWalk(start unsafe.Pointer, order uint32, maxDepth int32, dir uint32, lab
 
 //go:wasmimport cube_v1 shortest_path
 func abiShortestPath(from, to, label unsafe.Pointer, labelLen uint32, dir uint32, weightOut, buf unsafe.Pointer, cap uint32, neededOut unsafe.Pointer) int32
+
+// Added to v1 later (docs/ABI.md §9); a program that never calls the
+// wrappers using them does not import them.
+
+//go:wasmimport cube_v1 shortest_path_hops
+func abiShortestPathHops(from, to, label unsafe.Pointer, labelLen uint32, dir uint32, maxHops int32, weightOut, buf unsafe.Pointer, cap uint32, neededOut unsafe.Pointer) int32
+
+//go:wasmimport cube_v1 nearby
+func abiNearby(centre unsafe.Pointer, k int32, maxDist float64, buf unsafe.Pointer, cap uint32, nOut, neededOut unsafe.Pointer) int32
+
+//go:wasmimport cube_v1 within_open
+func abiWithinOpen(centre unsafe.Pointer, r float64, cursorOut unsafe.Pointer) int32

@@ -34,7 +34,7 @@
 // error. After ErrLimit or ErrReadOnly the run has failed whatever the
 // program does next: return the error.
 //
-// Region and Edges are range-over-func iterators and cannot return an error;
+// Region, Within and Edges are range-over-func iterators and cannot return an error;
 // a failure ends the loop early and is kept: Run then fails the run with it
 // even if the function returned nil, and Err reports it to a program that
 // wants to know sooner.

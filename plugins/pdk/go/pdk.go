@@ -3,6 +3,8 @@ package pdk
 import (
 	"fmt"
 	"iter"
+	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -72,6 +74,22 @@ type Step struct {
 type Path struct {
 	Coords [][]int32
 	Weight float64
+}
+
+// PathOptions choose the edges ShortestPathWith follows and bound the
+// path's length. The zero value means any label, outgoing edges, any
+// number of edges.
+type PathOptions struct {
+	Label     string
+	Direction Direction
+	MaxHops   int // at most this many edges; 0 = no bound
+}
+
+// Neighbor is a point Nearby found, with its distance from the centre.
+type Neighbor struct {
+	Coord []int32
+	Value []byte
+	Dist  float64
 }
 
 // Per-run state, reset by Run.
@@ -327,21 +345,100 @@ func Region(min, max []int32) iter.Seq2[[]int32, []byte] {
 			fail(statusErr("region", st))
 			return
 		}
-		c := make([]int32, Dims())
-		batches("region", cursor, abiRegionNext, func(b []byte, n int) bool {
-			for ; n > 0; n-- {
-				v, size := pointRecord(b, c)
-				if size == 0 {
-					fail(fmt.Errorf("pdk: region: %w: short record", ErrStore))
-					return false
-				}
-				if !yield(c, v) {
-					return false
-				}
-				b = b[size:]
+		points("region", cursor, yield)
+	}
+}
+
+// Within iterates the points at distance at most r from c (a point at
+// exactly r is inside; math.Inf(1) for every point), reading many per host
+// call, like Region:
+//
+//	for c, v := range pdk.Within(centre, 100) { ... }
+//
+// c and v are valid only until the loop moves on. The order is the
+// namespace's curve order; do not depend on it. Distances are Euclidean
+// over the coordinates (metres on the sphere in a GEO namespace). A
+// failure ends the loop and fails the run (see Err): ErrBadArgument for an
+// r that is NaN or negative.
+func Within(c []int32, r float64) iter.Seq2[[]int32, []byte] {
+	return func(yield func([]int32, []byte) bool) {
+		k, err := coords("within", c)
+		if err != nil {
+			fail(err)
+			return
+		}
+		var cursor uint32
+		if st := abiWithinOpen(ptr(k), r, unsafe.Pointer(&cursor)); st != statusOK {
+			fail(statusErr("within", st))
+			return
+		}
+		points("within", cursor, yield)
+	}
+}
+
+// points hands the point records of an open cursor to yield, batch by
+// batch, and closes the cursor.
+func points(op string, cursor uint32, yield func([]int32, []byte) bool) {
+	c := make([]int32, Dims())
+	batches(op, cursor, abiRegionNext, func(b []byte, n int) bool {
+		for ; n > 0; n-- {
+			v, size := pointRecord(b, c)
+			if size == 0 {
+				fail(fmt.Errorf("pdk: %s: %w: short record", op, ErrStore))
+				return false
 			}
-			return true
-		})
+			if !yield(c, v) {
+				return false
+			}
+			b = b[size:]
+		}
+		return true
+	})
+}
+
+// Nearby returns the k points nearest to c, nearest first (points at the
+// same distance in curve order), leaving out those farther than maxDist
+// (a point at exactly maxDist stays; math.Inf(1) for no bound, 0 for the
+// point at c alone). Fewer than k come back when there are fewer. The
+// slices are the caller's. Distances are Euclidean over the coordinates
+// (metres on the sphere in a GEO namespace).
+//
+// # Errors
+//
+// ErrBadArgument for k < 1 or a maxDist that is NaN or negative.
+func Nearby(c []int32, k int, maxDist float64) ([]Neighbor, error) {
+	key, err := coords("nearby", c)
+	if err != nil {
+		return nil, err
+	}
+	if k > math.MaxInt32 {
+		k = math.MaxInt32 // the host cuts k to what memory could hold anyway
+	}
+	buf := alignedBuf(256)
+	for {
+		var n, need uint32
+		st := abiNearby(ptr(key), int32(max(k, -1)), maxDist, ptr(buf), uint32(len(buf)), unsafe.Pointer(&n), unsafe.Pointer(&need))
+		if st == statusTooSmall {
+			buf = alignedBuf(int(need))
+			continue
+		}
+		if st != statusOK {
+			return nil, statusErr("nearby", st)
+		}
+		out := make([]Neighbor, 0, n)
+		b := buf[:need]
+		for ; n > 0; n-- {
+			nb := Neighbor{Coord: make([]int32, Dims())}
+			var size int
+			nb.Dist, nb.Value, size = neighborRecord(b, nb.Coord)
+			if size == 0 {
+				return nil, fmt.Errorf("pdk: nearby: %w: short record", ErrStore)
+			}
+			nb.Value = slices.Clone(nb.Value)
+			out = append(out, nb)
+			b = b[size:]
+		}
+		return out, nil
 	}
 }
 
@@ -436,6 +533,36 @@ func ShortestPath(from, to []int32, label string, dir Direction) (p Path, ok boo
 	for {
 		var need uint32
 		st := abiShortestPath(ptr(k), ptr(k[cw:]), strPtr(label), uint32(len(label)), uint32(dir),
+			unsafe.Pointer(&p.Weight), ptr(buf), uint32(len(buf)), unsafe.Pointer(&need))
+		switch st {
+		case statusTooSmall:
+			buf = make([]byte, need)
+			continue
+		case statusNotFound:
+			return Path{}, false, nil
+		case statusOK:
+			p.Coords = pathCoords(buf[:need], Dims())
+			return p, true, nil
+		}
+		return Path{}, false, statusErr("shortest path", st)
+	}
+}
+
+// ShortestPathWith is ShortestPath with options: o.MaxHops > 0 finds the
+// least-weight path among those of at most o.MaxHops edges, which may
+// weigh more than the unbounded one; ok is false when no path is that
+// short. A negative MaxHops is ErrBadArgument.
+func ShortestPathWith(from, to []int32, o PathOptions) (p Path, ok bool, err error) {
+	k, err := coords("shortest path", from, to)
+	if err != nil {
+		return Path{}, false, err
+	}
+	hops := int32(min(max(o.MaxHops, -1), math.MaxInt32))
+	cw := 4 * Dims()
+	buf := make([]byte, 64*cw)
+	for {
+		var need uint32
+		st := abiShortestPathHops(ptr(k), ptr(k[cw:]), strPtr(o.Label), uint32(len(o.Label)), uint32(o.Direction), hops,
 			unsafe.Pointer(&p.Weight), ptr(buf), uint32(len(buf)), unsafe.Pointer(&need))
 		switch st {
 		case statusTooSmall:

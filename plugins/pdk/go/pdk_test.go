@@ -24,6 +24,18 @@ func TestNotWASM(t *testing.T) {
 	if _, _, err := pdk.Get([]int32{1}); !errors.Is(err, pdk.ErrDims) {
 		t.Errorf("Get with a wrong coordinate: %v", err)
 	}
+	if _, err := pdk.Nearby([]int32{}, 3, 0); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Nearby: %v", err)
+	}
+	if _, _, err := pdk.ShortestPathWith([]int32{}, []int32{}, pdk.PathOptions{MaxHops: 2}); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("ShortestPathWith: %v", err)
+	}
+	for range pdk.Within([]int32{}, 1) {
+		t.Fatal("a radius without a host yielded")
+	}
+	if err := pdk.ClearErr(); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Err after a failed within: %v", err)
+	}
 	for range pdk.Region([]int32{}, []int32{}) {
 		t.Fatal("a region without a host yielded")
 	}

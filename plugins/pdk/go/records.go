@@ -104,3 +104,22 @@ func encodeCoords(dst []byte, cs ...[]int32) []byte {
 	}
 	return dst
 }
+
+// neighborRecord decodes the neighbour record at the start of b (an f64
+// distance, then a point record, padded to 8) into c (len dims) and
+// returns the distance, the value and the record's size, or size 0 if b
+// does not hold a whole record.
+func neighborRecord(b []byte, c []int32) (dist float64, value []byte, size int) {
+	if len(b) < 8 {
+		return 0, nil, 0
+	}
+	value, size = pointRecord(b[8:], c)
+	if size == 0 {
+		return 0, nil, 0
+	}
+	size = (8 + size + 7) &^ 7
+	if size > len(b) {
+		size = len(b)
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b)), value, size
+}

@@ -79,6 +79,30 @@ func TestWalkStepsAndPath(t *testing.T) {
 	}
 }
 
+func TestNeighborRecord(t *testing.T) {
+	rec := binary.LittleEndian.AppendUint64(nil, math.Float64bits(1.5))
+	rec = le32(rec, 1, uint32(0xffffffff)) // coord (1, -1)
+	rec = le32(rec, 3)
+	rec = append(rec, "abc"...)
+	rec = append(rec, 0) // padding to 8: 8 + 8 + 4 + 3 = 23 -> 24
+	c := make([]int32, 2)
+	if d, v, size := neighborRecord(rec, c); d != 1.5 || string(v) != "abc" || size != 24 || !slices.Equal(c, []int32{1, -1}) {
+		t.Fatalf("got %v %q %d %v", d, v, size, c)
+	}
+	two := append(slices.Clone(rec), rec...)
+	if _, _, size := neighborRecord(two, c); size != 24 {
+		t.Fatalf("first of two records: size %d", size)
+	}
+	if _, v, size := neighborRecord(rec[:23], c); size != 23 || string(v) != "abc" {
+		t.Errorf("no padding at the end: %q %d", v, size)
+	}
+	for n := 0; n < 23; n++ {
+		if _, _, size := neighborRecord(rec[:n], c); size != 0 {
+			t.Errorf("cut at %d: size %d, want 0", n, size)
+		}
+	}
+}
+
 // FuzzRecords feeds arbitrary bytes to the record decoders: they must never
 // read past the buffer (a panic here) and must make progress or stop.
 func FuzzRecords(f *testing.F) {
@@ -100,6 +124,16 @@ func FuzzRecords(f *testing.F) {
 		e := Edge{From: make([]int32, dims), To: make([]int32, dims)}
 		for rest := b; len(rest) > 0; {
 			size := edgeRecord(rest, &e)
+			if size == 0 {
+				break
+			}
+			if size > len(rest) {
+				t.Fatalf("size %d past %d bytes", size, len(rest))
+			}
+			rest = rest[size:]
+		}
+		for rest := b; len(rest) > 0; {
+			_, _, size := neighborRecord(rest, c)
 			if size == 0 {
 				break
 			}

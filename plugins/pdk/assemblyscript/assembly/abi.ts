@@ -19,3 +19,8 @@
 @external("cube_v1", "unlink") export declare function unlink(from: usize, to: usize, label: usize, labelLen: u32): i32;
 @external("cube_v1", "walk") export declare function walk(start: usize, order: u32, maxDepth: i32, dir: u32, label: usize, labelLen: u32, limit: i32, buf: usize, cap: u32, neededOut: usize): i32;
 @external("cube_v1", "shortest_path") export declare function shortest_path(from: usize, to: usize, label: usize, labelLen: u32, dir: u32, weightOut: usize, buf: usize, cap: u32, neededOut: usize): i32;
+// Added to v1 later (docs/ABI.md §9); a module imports them only if it calls
+// the wrappers that use them.
+@external("cube_v1", "shortest_path_hops") export declare function shortest_path_hops(from: usize, to: usize, label: usize, labelLen: u32, dir: u32, maxHops: i32, weightOut: usize, buf: usize, cap: u32, neededOut: usize): i32;
+@external("cube_v1", "nearby") export declare function nearby(centre: usize, k: i32, maxDist: f64, buf: usize, cap: u32, nOut: usize, neededOut: usize): i32;
+@external("cube_v1", "within_open") export declare function within_open(centre: usize, r: f64, cursorOut: usize): i32;

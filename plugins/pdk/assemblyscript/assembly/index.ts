@@ -230,11 +230,13 @@ class Batches {
   left: u32 = 0;
   off: usize = 0;
   status: Status = Status.OK;
+  op: string = "";
 
   constructor(public edges: bool) {}
 
-  /** start keeps the status of region_open or edges_open. */
+  /** start keeps the status of region_open, within_open or edges_open. */
   start(op: string, st: i32): void {
+    this.op = op;
     if (st == Status.OK) {
       this.cursor = load<u32>(out0);
       this.open = true;
@@ -268,7 +270,7 @@ class Batches {
     const st = this.nextBatch();
     if (st != Status.OK) {
       this.status = <Status>st;
-      failed(this.edges ? "edges" : "region", st);
+      failed(this.op, st);
       this.close();
       return false;
     }
@@ -323,18 +325,107 @@ export class Region {
 
   /** next moves to the next point; false at the end or on failure. */
   next(): bool {
-    const b = this.b;
-    if (!b.advance()) return false;
-    const p = b.off;
-    const d = this.coord.length;
-    for (let i = 0; i < d; i++) unchecked((this.coord[i] = load<i32>(p + (<usize>i << 2))));
-    const cw = <usize>d << 2;
-    const n = load<u32>(p + cw);
-    this.value = b.wrap(p + cw + 4, n);
-    b.off = p + ((cw + 4 + n + 3) & ~3);
-    b.left--;
+    const v = nextPoint(this.b, this.coord);
+    if (v === null) return false;
+    this.value = v;
     return true;
   }
+}
+
+/** nextPoint decodes the next point record of b into coord and returns its
+ * value; null at the end or on failure. */
+function nextPoint(b: Batches, coord: i32[]): Uint8Array | null {
+  if (!b.advance()) return null;
+  const p = b.off;
+  const d = coord.length;
+  for (let i = 0; i < d; i++) unchecked((coord[i] = load<i32>(p + (<usize>i << 2))));
+  const cw = <usize>d << 2;
+  const n = load<u32>(p + cw);
+  b.off = p + ((cw + 4 + n + 3) & ~3);
+  b.left--;
+  return b.wrap(p + cw + 4, n);
+}
+
+/**
+ * Within iterates the points at distance at most r from a centre (a point
+ * at exactly r is inside; Infinity for every point), reading many per host
+ * call, like Region:
+ *
+ *   const w = new cube.Within(centre, 100);
+ *   while (w.next()) { w.coord; w.value; }
+ *
+ * The order is the namespace's curve order; do not depend on it. Distances
+ * are Euclidean over the coordinates (metres on the sphere in a GEO
+ * namespace). An r that is NaN or negative fails with Status.BadArgument.
+ */
+export class Within {
+  coord: i32[];
+  value: Uint8Array = new Uint8Array(0);
+  private b: Batches = new Batches(false);
+
+  constructor(centre: i32[], r: f64) {
+    this.coord = new Array<i32>(dims());
+    this.b.start("within", abi.within_open(coordPtr(centre), r, out0));
+  }
+
+  /** The iteration's status: OK while it runs and after a clean end. */
+  get status(): Status {
+    return this.b.status;
+  }
+
+  /** close ends the iteration early (it also ends by itself). */
+  close(): void {
+    this.b.close();
+  }
+
+  /** next moves to the next point; false at the end or on failure. */
+  next(): bool {
+    const v = nextPoint(this.b, this.coord);
+    if (v === null) return false;
+    this.value = v;
+    return true;
+  }
+}
+
+/** A point nearby found: its distance from the centre, coordinate and
+ * value (its own copy). */
+export class Neighbor {
+  constructor(public dist: f64, public coord: i32[], public value: Uint8Array) {}
+}
+
+/**
+ * nearby returns the k points nearest to centre, nearest first (points at
+ * the same distance in curve order), leaving out those farther than
+ * maxDist (a point at exactly maxDist stays; Infinity for no bound, 0 for
+ * the point at centre alone); fewer than k when there are fewer. null if
+ * the host failed (see `failure`): Status.BadArgument for k < 1 or a
+ * maxDist that is NaN or negative.
+ */
+export function nearby(centre: i32[], k: i32, maxDist: f64 = Infinity): Neighbor[] | null {
+  const c = coordPtr(centre);
+  let buf = new ArrayBuffer(1024);
+  let st: i32;
+  do {
+    st = abi.nearby(c, k, maxDist, changetype<usize>(buf), <u32>buf.byteLength, out0, out1);
+    if (st == Status.TooSmall) buf = new ArrayBuffer(<i32>load<u32>(out1));
+  } while (st == Status.TooSmall);
+  if (st != Status.OK) {
+    failed("nearby", st);
+    return null;
+  }
+  const d = dims();
+  const cw = <usize>d << 2;
+  const n = <i32>load<u32>(out0);
+  const out = new Array<Neighbor>(0);
+  let p = changetype<usize>(buf);
+  for (let i = 0; i < n; i++) {
+    const vn = load<u32>(p + 8 + cw);
+    const v = new Uint8Array(<i32>vn);
+    memory.copy(v.dataStart, p + 12 + cw, vn);
+    out.push(new Neighbor(load<f64>(p), readCoord(p + 8, d), v));
+    p += (12 + cw + vn + 7) & ~7;
+  }
+  return out;
 }
 
 /**
@@ -467,6 +558,29 @@ export function shortestPath(from: i32[], to: i32[], label: string = "", dir: Di
       out1, changetype<usize>(buf), <u32>buf.byteLength, out0);
     if (st == Status.TooSmall) buf = new ArrayBuffer(<i32>load<u32>(out0));
   } while (st == Status.TooSmall);
+  return pathOf(st, buf, d);
+}
+
+/** shortestPathHops is shortestPath among the paths of at most maxHops
+ * edges (0: any number): the least weight with few enough edges, which may
+ * weigh more than the unbounded path; null when no path is that short (or
+ * the host failed: Status.BadArgument for a negative maxHops). */
+export function shortestPathHops(from: i32[], to: i32[], label: string = "", dir: Direction = Direction.Out,
+                                 maxHops: i32 = 0): Path | null {
+  const l = String.UTF8.encode(label);
+  const d = dims();
+  let buf = new ArrayBuffer(64 * 4 * d);
+  let st: i32;
+  do {
+    st = abi.shortest_path_hops(coordPtr(from), coordPtr(to), changetype<usize>(l), <u32>l.byteLength, <u32>dir,
+      maxHops, out1, changetype<usize>(buf), <u32>buf.byteLength, out0);
+    if (st == Status.TooSmall) buf = new ArrayBuffer(<i32>load<u32>(out0));
+  } while (st == Status.TooSmall);
+  return pathOf(st, buf, d);
+}
+
+/** pathOf decodes the answer of shortest_path or shortest_path_hops. */
+function pathOf(st: i32, buf: ArrayBuffer, d: i32): Path | null {
   if (st == Status.NotFound) return null;
   if (st != Status.OK) {
     failed("shortest path", st);
