@@ -5,7 +5,8 @@
 // clearFailure), and prints what each returned. Its twins in Go, C and
 // JavaScript must print the same text; the contract is in
 // plugins/pdk/conformance's doc. With the argument "dfs" it runs only the
-// depth-first walks.
+// depth-first walks; with "near", only the distance queries (nearby,
+// Within) and hop-bounded paths (shortestPathHops).
 //
 // Rebuild: ./build.sh kitcheck (from this directory)
 import * as cube from "../../../plugins/pdk/assemblyscript/assembly";
@@ -63,6 +64,77 @@ function walk(name: string, start: i32[], order: cube.Order, depth: i32, dir: cu
   return "walk " + name + ": " + steps(ss);
 }
 
+function neighbors(ns: cube.Neighbor[], from: i32): string {
+  const s = new Array<string>(0);
+  for (let i = from; i < ns.length; i++) {
+    const n = ns[i];
+    s.push(co(n.coord) + "@" + cost(n.dist) + "=" + String.UTF8.decodeUnsafe(n.value.dataStart, <usize>n.value.length));
+  }
+  return s.join(" ");
+}
+
+/** badArgument clears the failure a call left and names it. */
+function badArgument(): string {
+  const f = cube.clearFailure();
+  if (f === null) return "no failure";
+  return f.status == cube.Status.BadArgument ? "bad argument" : f.message;
+}
+
+function pathHops(from: i32[], to: i32[], hops: i32): string {
+  const p = cube.shortestPathHops(from, to, "h", cube.Direction.Out, hops);
+  if (p === null) return "none";
+  const s = new Array<string>(0);
+  for (let i = 0; i < p.coords.length; i++) s.push(co(p.coords[i]));
+  return s.join(" ") + " cost=" + cost(p.weight);
+}
+
+/** near is the run with the argument "near". */
+function near(): string | null {
+  const o: i32[] = [0, 0];
+  const b: i32[] = [37, -12];
+  const corner: i32[] = [-50, 50];
+  const to: i32[] = [9, 9];
+  const out = new Array<string>(0);
+  const names = ["0,0 k=5", "37,-12 k=12 max=10", "-50,50 k=3", "0,0 k=3 max=0", "37,-12 k=3 max=0"];
+  const centres = [o, b, corner, o, b];
+  const ks: i32[] = [5, 12, 3, 3, 3];
+  const maxes: f64[] = [Infinity, 10, Infinity, 0, 0];
+  for (let i = 0; i < names.length; i++) {
+    const ns = cube.nearby(centres[i], ks[i], maxes[i]);
+    if (ns === null) return null;
+    out.push("nearby " + names[i] + ": " + neighbors(ns, 0));
+  }
+  const all = cube.nearby(o, 1000);
+  if (all === null) return null;
+  out.push("nearby 0,0 k=1000: n=" + all.length.toString() + " last=" + neighbors(all, all.length - 1));
+  cube.nearby(o, 0);
+  out.push("nearby 0,0 k=0: " + badArgument());
+
+  const s = new Array<string>(0);
+  const w = new cube.Within(b, 15);
+  while (w.next()) s.push(co(w.coord) + "=" + String.UTF8.decodeUnsafe(w.value.dataStart, <usize>w.value.length));
+  if (w.status != cube.Status.OK) return null;
+  s.sort();
+  out.push("within 37,-12 r=15: n=" + s.length.toString() + ": " + s.join(" "));
+  const bad = new cube.Within(o, NaN);
+  if (bad.next()) return "kitcheck: a radius of NaN yielded a point";
+  out.push("within 0,0 r=NaN: " + badArgument());
+
+  const hops: i32[] = [1, 2, 3, 0];
+  for (let i = 0; i < hops.length; i++) {
+    const p = pathHops(o, to, hops[i]);
+    if (cube.failure !== null) return null;
+    out.push("path 0,0>9,9 h hops=" + hops[i].toString() + ": " + p);
+  }
+  const back = pathHops(to, o, 2);
+  if (cube.failure !== null) return null;
+  out.push("path 9,9>0,0 h hops=2: " + back);
+  pathHops(o, to, -1);
+  out.push("path 0,0>9,9 h hops=-1: " + badArgument());
+  cube.outputString(out.join("\n"));
+  return null;
+}
+
 function kitcheck(): string | null {
   const gone: i32[] = [5, 5];
   const a: i32[] = [0, 0];
@@ -71,6 +143,7 @@ function kitcheck(): string | null {
   const out = new Array<string>(0);
   cube.log("kitcheck: start");
   const args = cube.args();
+  if (args.length == 4 && args[0] == 0x6e && args[1] == 0x65 && args[2] == 0x61 && args[3] == 0x72) return near(); // "near"
   if (args.length == 3 && args[0] == 0x64 && args[1] == 0x66 && args[2] == 0x73) { // "dfs"
     let w = walk("dfs 0,0 t 3", a, cube.Order.DFS, 3, cube.Direction.Out, "t", 0);
     if (w === null) return null;

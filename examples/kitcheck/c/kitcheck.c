@@ -5,7 +5,9 @@
  * the inverted-box error path (a CUBE_BAD_ARGUMENT status), and prints what
  * each returned. Its twins in Go, AssemblyScript and JavaScript must print
  * the same text; the contract is in plugins/pdk/conformance's doc. With the
- * argument "dfs" it runs only the depth-first walks.
+ * argument "dfs" it runs only the depth-first walks; with "near", only the
+ * distance queries (cube_nearby, cube_within_open) and hop-bounded paths
+ * (cube_shortest_path_hops).
  *
  * Rebuild (from the repository's root; examples/build.sh does this):
  *   clang --target=wasm32-wasi --sysroot=/usr -O2 -Wall -Werror -mexec-model=reactor \
@@ -131,6 +133,56 @@ static cube_status path(const char *name, const int32_t *from, const int32_t *to
     return CUBE_OK;
 }
 
+/* nearby: the neighbours, "c@cost=value" each, space-separated; the last
+ * one alone when last is set. */
+typedef struct nearstate {
+    char s[2048];
+    size_t n;
+    int count;
+    bool last;
+} nearstate;
+
+static bool neighbor(const cube_neighbor *nb, void *ctx) {
+    nearstate *w = ctx;
+    char c[48];
+    co(c, sizeof c, nb->coord);
+    if (w->last) w->n = 0;
+    if (w->n < sizeof w->s)
+        w->n += (size_t)snprintf(w->s + w->n, sizeof w->s - w->n, "%s%s@%lld=%.*s", w->n ? " " : "", c,
+                                 cost(nb->dist), (int)nb->len, (const char *)nb->value);
+    w->count++;
+    return true;
+}
+
+static cube_status nearby(const char *name, const int32_t *c, int32_t k, double max_dist) {
+    static nearstate w;
+    memset(&w, 0, sizeof w);
+    cube_status st = cube_nearby(c, k, max_dist, neighbor, &w);
+    if (st != CUBE_OK) return st;
+    say("nearby %s: %s", name, w.s);
+    return CUBE_OK;
+}
+
+static cube_status path_hops(const char *name, const int32_t *from, const int32_t *to, int32_t hops) {
+    cube_path p;
+    cube_status st = cube_shortest_path_hops(from, to, "h", CUBE_OUT, hops, &p);
+    if (st == CUBE_NOT_FOUND) {
+        say("path %s: none", name);
+        return CUBE_OK;
+    }
+    if (st != CUBE_OK) return st;
+    char s[1024];
+    size_t n = 0;
+    int d = cube_dims();
+    for (uint32_t i = 0; i < p.n; i++) {
+        char c[48];
+        co(c, sizeof c, p.coords + i * (uint32_t)d);
+        n += (size_t)snprintf(s + n, sizeof s - n, "%s%s", i ? " " : "", c);
+    }
+    say("path %s: %s cost=%lld", name, s, cost(p.weight));
+    return CUBE_OK;
+}
+
 static int32_t failed(const char *op, cube_status st) {
     char m[128];
     snprintf(m, sizeof m, "kitcheck: %s: %s", op, cube_status_string(st));
@@ -143,11 +195,58 @@ static int32_t failed(const char *op, cube_status st) {
         if (st_ != CUBE_OK) return failed(op, st_);                                                                    \
     } while (0)
 
+/* near is the run with the argument "near". */
+static int32_t near(void) {
+    static const int32_t o[2] = {0, 0}, b[2] = {37, -12}, corner[2] = {-50, 50}, to[2] = {9, 9};
+    TRY("nearby", nearby("0,0 k=5", o, 5, CUBE_NO_BOUND));
+    TRY("nearby", nearby("37,-12 k=12 max=10", b, 12, 10));
+    TRY("nearby", nearby("-50,50 k=3", corner, 3, CUBE_NO_BOUND));
+    TRY("nearby", nearby("0,0 k=3 max=0", o, 3, 0));
+    TRY("nearby", nearby("37,-12 k=3 max=0", b, 3, 0));
+    static nearstate all;
+    memset(&all, 0, sizeof all);
+    all.last = true;
+    TRY("nearby", cube_nearby(o, 1000, CUBE_NO_BOUND, neighbor, &all));
+    say("nearby 0,0 k=1000: n=%d last=%s", all.count, all.s);
+    cube_status st = cube_nearby(o, 0, CUBE_NO_BOUND, neighbor, &all);
+    say("nearby 0,0 k=0: %s", cube_status_string(st));
+
+    static list l;
+    l.n = 0;
+    cube_region r;
+    cube_point p;
+    TRY("within", cube_within_open(&r, b, 15));
+    while (cube_region_next(&r, &p) && l.n < MAXITEMS) {
+        char c[48];
+        co(c, sizeof c, p.coord);
+        snprintf(l.items[l.n++], 96, "%s=%.*s", c, (int)p.len, (const char *)p.value);
+    }
+    TRY("within", cube_region_close(&r));
+    char s[2048];
+    join(&l, " ", s, sizeof s);
+    say("within 37,-12 r=15: n=%d: %s", l.n, s);
+    st = cube_within_open(&r, o, __builtin_nan(""));
+    while (cube_region_next(&r, &p)) return cube_fail("kitcheck: a radius of NaN yielded a point");
+    cube_region_close(&r);
+    say("within 0,0 r=NaN: %s", cube_status_string(st));
+
+    TRY("path", path_hops("0,0>9,9 h hops=1", o, to, 1));
+    TRY("path", path_hops("0,0>9,9 h hops=2", o, to, 2));
+    TRY("path", path_hops("0,0>9,9 h hops=3", o, to, 3));
+    TRY("path", path_hops("0,0>9,9 h hops=0", o, to, 0));
+    TRY("path", path_hops("9,9>0,0 h hops=2", to, o, 2));
+    cube_path pa;
+    st = cube_shortest_path_hops(o, to, "h", CUBE_OUT, -1, &pa);
+    say("path 0,0>9,9 h hops=-1: %s", cube_status_string(st));
+    return cube_output(out, (uint32_t)outn) == CUBE_OK ? 0 : 1;
+}
+
 CUBE_RUN(void) {
     static const int32_t gone[2] = {5, 5}, a[2] = {0, 0}, c1[2] = {1, 1}, c2[2] = {2, 1};
     cube_log("kitcheck: start");
     uint32_t alen;
     const uint8_t *args = cube_args(&alen);
+    if (args != NULL && alen == 4 && memcmp(args, "near", 4) == 0) return near();
     if (args != NULL && alen == 3 && memcmp(args, "dfs", 3) == 0) {
         TRY("walk", walk("dfs 0,0 t 3", a, (cube_walk_options){.order = CUBE_DFS, .max_depth = 3, .label = "t"}));
         TRY("walk", walk("dfs 0,0 t 3 limit 3", a,

@@ -3,7 +3,8 @@
 // Command kitcheck calls every function of the Go guest kit
 // (plugins/pdk/go) that the other examples leave out — Delete, Link,
 // Unlink, Edges, Walk (BFS and DFS), ShortestPath, Log — and the
-// inverted-box error path, and prints what each returned. Its twins in C,
+// inverted-box error path, and prints what each returned; with the
+// argument "near", Nearby, Within and ShortestPathWith (hop-bounded). Its twins in C,
 // AssemblyScript and JavaScript must print the same text; the contract is
 // in plugins/pdk/conformance's doc.
 package main
@@ -80,8 +81,11 @@ func kitcheck() error {
 	gone, a, c1, c2 := []int32{5, 5}, []int32{0, 0}, []int32{1, 1}, []int32{2, 1}
 
 	pdk.Log("kitcheck: start")
-	if string(pdk.Args()) == "dfs" {
+	switch string(pdk.Args()) {
+	case "dfs":
 		return dfs(a)
+	case "near":
+		return near()
 	}
 	first, err := pdk.Delete(gone)
 	if err != nil {
@@ -202,6 +206,96 @@ func dfs(a []int32) error {
 		}
 		out = append(out, "walk "+w.name+": "+steps(ss))
 	}
+	return pdk.OutputString(strings.Join(out, "\n"))
+}
+
+func neighbors(ns []pdk.Neighbor) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = co(n.Coord) + "@" + cost(n.Dist) + "=" + string(n.Value)
+	}
+	return strings.Join(s, " ")
+}
+
+func badArgument(err error) string {
+	if errors.Is(err, pdk.ErrBadArgument) {
+		return "bad argument"
+	}
+	return errText(err)
+}
+
+// near is the run with the argument "near": the distance queries and
+// hop-bounded paths.
+func near() error {
+	var out []string
+	say := func(s ...string) { out = append(out, strings.Join(s, "")) }
+	o, b, corner := []int32{0, 0}, []int32{37, -12}, []int32{-50, 50}
+	inf := math.Inf(1)
+	for _, q := range []struct {
+		name    string
+		c       []int32
+		k       int
+		maxDist float64
+	}{
+		{"0,0 k=5", o, 5, inf},
+		{"37,-12 k=12 max=10", b, 12, 10},
+		{"-50,50 k=3", corner, 3, inf},
+		{"0,0 k=3 max=0", o, 3, 0},
+		{"37,-12 k=3 max=0", b, 3, 0},
+	} {
+		ns, err := pdk.Nearby(q.c, q.k, q.maxDist)
+		if err != nil {
+			return err
+		}
+		say("nearby ", q.name, ": ", neighbors(ns))
+	}
+	all, err := pdk.Nearby(o, 1000, inf)
+	if err != nil {
+		return err
+	}
+	say("nearby 0,0 k=1000: n=", strconv.Itoa(len(all)), " last=", neighbors(all[len(all)-1:]))
+	_, err = pdk.Nearby(o, 0, inf)
+	say("nearby 0,0 k=0: ", badArgument(err))
+
+	var s []string
+	for c, v := range pdk.Within(b, 15) {
+		s = append(s, co(c)+"="+string(v))
+	}
+	if err := pdk.Err(); err != nil {
+		return err
+	}
+	slices.Sort(s)
+	say("within 37,-12 r=15: n=", strconv.Itoa(len(s)), ": ", strings.Join(s, " "))
+	for range pdk.Within(o, math.NaN()) {
+		return errors.New("kitcheck: a radius of NaN yielded a point")
+	}
+	say("within 0,0 r=NaN: ", badArgument(pdk.ClearErr()))
+
+	path := func(from, to []int32, hops int) (string, error) {
+		p, ok, err := pdk.ShortestPathWith(from, to, pdk.PathOptions{Label: "h", MaxHops: hops})
+		if err != nil || !ok {
+			return "none", err
+		}
+		s := make([]string, len(p.Coords))
+		for i, c := range p.Coords {
+			s[i] = co(c)
+		}
+		return strings.Join(s, " ") + " cost=" + cost(p.Weight), nil
+	}
+	for _, hops := range []int{1, 2, 3, 0} {
+		p, err := path(o, []int32{9, 9}, hops)
+		if err != nil {
+			return err
+		}
+		say("path 0,0>9,9 h hops=", strconv.Itoa(hops), ": ", p)
+	}
+	p, err := path([]int32{9, 9}, o, 2)
+	if err != nil {
+		return err
+	}
+	say("path 9,9>0,0 h hops=2: ", p)
+	_, err = path(o, []int32{9, 9}, -1)
+	say("path 0,0>9,9 h hops=-1: ", badArgument(err))
 	return pdk.OutputString(strings.Join(out, "\n"))
 }
 

@@ -3,7 +3,8 @@
 // error path (a TypeError), and prints what each returned. Its twins in Go,
 // C and AssemblyScript must print the same text; the contract is in
 // plugins/pdk/conformance's doc. With the argument "dfs" it runs only the
-// depth-first walks.
+// depth-first walks; with "near", only the distance queries (nearby,
+// within) and hop-bounded paths.
 function co(c) { return c.join(","); }
 function cost(w) { return String(Math.round(w * 100)); }
 function sorted(a) { return a.slice().sort(); }
@@ -31,10 +32,52 @@ function path(from, to, label, dir) {
   return p.coords.map(co).join(" ") + " cost=" + cost(p.weight);
 }
 
+function neighbors(ns) {
+  return ns.map(function (n) { return co(n.c) + "@" + cost(n.d) + "=" + n.v; }).join(" ");
+}
+
+function badArgument(f) {
+  try {
+    f();
+    return "no error";
+  } catch (e) {
+    return e instanceof TypeError ? "bad argument" : String(e);
+  }
+}
+
+function near() {
+  const out = [], o = [0, 0], b = [37, -12], corner = [-50, 50];
+  out.push("nearby 0,0 k=5: " + neighbors(cube.nearby(o, 5)));
+  out.push("nearby 37,-12 k=12 max=10: " + neighbors(cube.nearby(b, 12, { maxDist: 10 })));
+  out.push("nearby -50,50 k=3: " + neighbors(cube.nearby(corner, 3)));
+  out.push("nearby 0,0 k=3 max=0: " + neighbors(cube.nearby(o, 3, { maxDist: 0 })));
+  out.push("nearby 37,-12 k=3 max=0: " + neighbors(cube.nearby(b, 3, { maxDist: 0 })));
+  const all = cube.nearby(o, 1000);
+  out.push("nearby 0,0 k=1000: n=" + all.length + " last=" + neighbors(all.slice(-1)));
+  out.push("nearby 0,0 k=0: " + badArgument(function () { cube.nearby(o, 0); }));
+  const s = [];
+  for (const p of cube.within(b, 15)) s.push(co(p.c) + "=" + p.v);
+  out.push("within 37,-12 r=15: n=" + s.length + ": " + sorted(s).join(" "));
+  out.push("within 0,0 r=NaN: " + badArgument(function () { for (const p of cube.within(o, NaN)) break; }));
+  for (const hops of [1, 2, 3, 0]) {
+    out.push("path 0,0>9,9 h hops=" + hops + ": " + pathHops([0, 0], [9, 9], hops));
+  }
+  out.push("path 9,9>0,0 h hops=2: " + pathHops([9, 9], [0, 0], 2));
+  out.push("path 0,0>9,9 h hops=-1: " + badArgument(function () { cube.path(o, [9, 9], { label: "h", maxHops: -1 }); }));
+  return out.join("\n");
+}
+
+function pathHops(from, to, hops) {
+  const p = cube.path(from, to, { label: "h", maxHops: hops });
+  if (p === null) return "none";
+  return p.coords.map(co).join(" ") + " cost=" + cost(p.weight);
+}
+
 function run() {
   const gone = [5, 5], a = [0, 0], c1 = [1, 1], c2 = [2, 1];
   const out = [];
   cube.log("kitcheck: start");
+  if (cube.args === "near") return near();
   if (cube.args === "dfs") {
     out.push("walk dfs 0,0 t 3: " + steps(cube.walk(a, { order: "dfs", depth: 3, label: "t" })));
     out.push("walk dfs 0,0 t 3 limit 3: " + steps(cube.walk(a, { order: "dfs", depth: 3, label: "t", limit: 3 })));

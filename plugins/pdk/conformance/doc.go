@@ -41,7 +41,15 @@
 //     not depend on the order a host lists edges in. Weights print as
 //     round(100 w). With the argument "dfs" it runs only the depth-first
 //     walks (a case of its own, which the real engine fails: see
-//     Case.EngineBug).
+//     Case.EngineBug). With the argument "near" it runs only the distance
+//     queries and hop-bounded paths (nearModel in near.go): nearby with and
+//     without a bound (0 meaning the centre alone), a k larger than the
+//     namespace, within a radius (points sorted), hop-bounded shortest
+//     paths, and k = 0, a NaN radius and a negative hop bound, each
+//     reported by the kit as a bad argument without failing the run. Its
+//     data is random points no two of which lie at the same distance from
+//     a query's centre, so the engine's answers must equal the brute-force
+//     ones of the reference host exactly.
 //
 // Malformed arguments (a length other than the program expects) are a guest
 // error "<program>: bad arguments".

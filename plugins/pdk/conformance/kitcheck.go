@@ -71,6 +71,10 @@ func kitcheckCases() []Case {
 		// Depth-first walks, apart: the depths in visit order tell DFS from
 		// BFS (0 1 2 1 2, not 0 1 1 2 2) whichever child a host lists first.
 		{Name: "kitcheck/dfs", Data: d, Args: []byte("dfs"), Want: kitcheckDFS},
+		// Nearest, radius and hop-bounded paths on random points: the
+		// expected output is the model's on the reference host (brute
+		// force), so the engine's answers are checked against it.
+		{Name: "kitcheck/near", Data: nearData(), Args: []byte("near")},
 		{Name: "kitcheck/read-only", Data: d, Limits: vm.Limits{ReadOnly: true}, WantKind: vm.KindReadOnly},
 		{Name: "kitcheck/write limit", Data: d, Limits: vm.Limits{Writes: 2}, WantKind: vm.KindWriteLimit},
 	}
@@ -113,6 +117,9 @@ func kitcheckModel(ctx context.Context, h vm.Host, args []byte) (string, error) 
 			say("walk ", w.name, ": ", strings.Join(d, " "), " | ", strings.Join(s, " "))
 		}
 		return nil
+	}
+	if string(args) == "near" {
+		return nearModel(ctx, h)
 	}
 	if string(args) == "dfs" {
 		walks = walks[:0]

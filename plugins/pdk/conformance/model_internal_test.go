@@ -42,3 +42,24 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+// TestNearDataDistinct: no two points of nearData lie at the same distance
+// from a centre of the near queries, so a host's order among equal
+// distances cannot change which points are nearest. Break caught: with
+// the distinctness check removed from nearData, 0,0 has ties.
+func TestNearDataDistinct(t *testing.T) {
+	d := nearData()
+	if len(d.Points) < 250 {
+		t.Fatalf("only %d points", len(d.Points))
+	}
+	for _, c := range nearCentres {
+		seen := map[int64][]int32{}
+		for _, p := range d.Points {
+			d2 := dist2(p.Coord, c)
+			if q, ok := seen[d2]; ok {
+				t.Fatalf("%v and %v are both at squared distance %d from %v", p.Coord, q, d2, c)
+			}
+			seen[d2] = p.Coord
+		}
+	}
+}
