@@ -384,7 +384,7 @@ func (tx *Tx) Release() { tx.done = true }
 // Region returns the values inside the box [min, max] in curve order from
 // a snapshot taken now; limit 0 means all. See Tx.Region.
 func (ns *Namespace) Region(ctx context.Context, min, max []int32, limit int) (iter.Seq2[[]int32, []byte], error) {
-	tx, err := ns.Snapshot(ctx)
+	tx, err := ns.valueSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -393,9 +393,11 @@ func (ns *Namespace) Region(ctx context.Context, min, max []int32, limit int) (i
 
 // Count returns the number of values inside the box [min, max].
 func (ns *Namespace) Count(ctx context.Context, min, max []int32) (int, error) {
-	var n int
-	err := ns.View(ctx, func(tx *Tx) (err error) { n, err = tx.Count(min, max); return err })
-	return n, err
+	tx, err := ns.valueSnapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return tx.Count(min, max)
 }
 
 // Link creates or replaces the edge from -[label]-> to, with a weight (a

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"sync"
 
 	"github.com/cubelinux/cube/engine/curve"
@@ -159,4 +161,31 @@ func inBox(c *pkey, min, max []int32) bool {
 		}
 	}
 	return true
+}
+
+// valueSnapshot is Snapshot for the Namespace's own region reads, whose
+// transaction never leaves them: it freezes the values alone, not the
+// edges (two tree copies, about a fifth of a small box's time) nor the
+// metadata, and makes the Tx and its snapshot in one allocation. Nothing
+// may read edges or metadata through the Tx it returns.
+func (ns *Namespace) valueSnapshot(ctx context.Context) (*Tx, error) {
+	if ns.dropped.Load() {
+		return nil, fmt.Errorf("%w: %q was dropped", ErrNoNamespace, ns.name)
+	}
+	if ns.db.closed.Load() {
+		return nil, ErrClosed
+	}
+	v := new(struct {
+		tx   Tx
+		snap snapshot
+	})
+	ns.mu.Lock()
+	ns.idx.seal()
+	v.snap = snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy()}
+	ns.mu.Unlock()
+	if err := ns.db.waitVisible(ctx, v.snap.lsn); err != nil {
+		return nil, err
+	}
+	v.tx = Tx{ns: ns, snap: &v.snap, lsn: v.snap.lsn}
+	return &v.tx, nil
 }
