@@ -46,19 +46,21 @@ type edgeTrees struct {
 	out, in *btree.BTreeG[eitem]
 	tombs   []eitem // keys (a, label, b) of out-tree tombstones
 	count   int     // live edges
+	adj     adjTable
 }
 
 func newEdgeTree() *btree.BTreeG[eitem] {
 	return btree.NewBTreeGOptions(eitemLess, btree.Options{NoLocks: true, Degree: 16})
 }
 
-func (g *edgeTrees) init() {
+func (g *edgeTrees) init(dims int) {
 	g.out = newEdgeTree()
 	g.in = newEdgeTree()
+	g.adj.init(dims)
 }
 
 func (g *edgeTrees) copy() edgeTrees {
-	return edgeTrees{out: g.out.Copy(), in: g.in.Copy(), count: g.count}
+	return edgeTrees{out: g.out.Copy(), in: g.in.Copy(), count: g.count, adj: g.adj.copy()}
 }
 
 func (g *edgeTrees) link(from, to pkey, label string, w float64, v []byte, lsn uint64) {
@@ -75,6 +77,7 @@ func (g *edgeTrees) link(from, to pkey, label string, w float64, v []byte, lsn u
 	}
 	e.a, e.b = to, from
 	g.in.Set(e)
+	g.adj.link(from, to, label, w)
 }
 
 func (g *edgeTrees) unlink(from, to pkey, label string, lsn uint64) bool {
@@ -88,6 +91,7 @@ func (g *edgeTrees) unlink(from, to pkey, label string, lsn uint64) bool {
 	g.tombs = append(g.tombs, k)
 	k.a, k.b = to, from
 	g.in.Set(k)
+	g.adj.unlink(from, to, label)
 	g.count--
 	return true
 }

@@ -85,7 +85,7 @@ func newNamespace(db *DB, id uint64, name string, o NamespaceOptions) (*Namespac
 		ns.maxValue = DefaultMaxValueSize
 	}
 	ns.idx.init(cv)
-	ns.edges.init()
+	ns.edges.init(o.Dims)
 	return ns, nil
 }
 

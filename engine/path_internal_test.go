@@ -24,7 +24,7 @@ func TestMeetPathIsDijkstra(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	for range 40 {
 		var g edgeTrees
-		g.init()
+		g.init(1)
 		n := 3 + rng.IntN(10)
 		for i := range 3 * n {
 			a, b := pkey{int32(rng.IntN(n))}, pkey{int32(rng.IntN(n))}
@@ -56,7 +56,7 @@ func TestMeetPathIsDijkstra(t *testing.T) {
 		}
 	}
 	var g edgeTrees
-	g.init()
+	g.init(1)
 	for i := range int32(20) {
 		g.link(pkey{i}, pkey{i + 1}, "x", 1, nil, uint64(i+1))
 		g.link(pkey{i}, pkey{i + 2}, "x", 1, nil, uint64(i+100))

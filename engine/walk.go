@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"slices"
+	"sync"
 )
 
 // neighbours calls fn with every node one hop from c along live edges.
@@ -16,73 +16,107 @@ func (g *edgeTrees) neighbours(c pkey, label string, dir Direction, fn func(n pk
 	}
 }
 
+// wstep is a step of a walk in ids: the node, the index of the step it
+// was reached from (-1 for the start) and its depth. Its coordinate is
+// the walk's coords[i*dims:(i+1)*dims].
+type wstep struct {
+	id     uint32
+	parent int32
+	depth  int32
+}
+
+// dfsFrame is a node on the DFS stack, with the coordinate it will be
+// reported with.
+type dfsFrame struct {
+	wstep
+	c pkey
+}
+
+// walkScratch is what a walk uses and drops; walks reuse it.
+type walkScratch struct {
+	ws          []wstep
+	coords      []int32
+	seen        idSet
+	stack, next []dfsFrame
+}
+
+var walkPool = sync.Pool{New: func() any { return &walkScratch{seen: newIDSet(512)} }}
+
+func putWalkScratch(sc *walkScratch) {
+	if cap(sc.ws) > 1<<16 || len(sc.seen.slots) > 1<<17 {
+		return // a huge walk's buffers are not worth keeping
+	}
+	sc.seen.reset()
+	sc.ws, sc.coords, sc.stack, sc.next = sc.ws[:0], sc.coords[:0], sc.stack[:0], sc.next[:0]
+	walkPool.Put(sc)
+}
+
 // walk is the built-in BFS/DFS. Both report nodes in visit order: BFS by
 // increasing depth, DFS along each branch before the next (a node is
 // recorded when the walk arrives at it, not when it is first seen as a
 // neighbour). It checks ctx every few hundred nodes.
+//
+// It runs over the adjacency (adjacency.go), in ids: the steps are the
+// BFS queue, the seen set is an idSet, a neighbour's coordinate comes
+// with its edge, and the Steps' coordinates are carved from one slice.
 func walk(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions) ([]Step, error) {
+	sid, known := g.adj.ids.lookup(start)
+	if !known {
+		// No edge has ever touched start: the walk is start alone.
+		return []Step{{Coord: append([]int32(nil), start[:dims]...)}}, nil
+	}
+	sc := walkPool.Get().(*walkScratch)
+	defer putWalkScratch(sc)
 	if o.Order == DFS {
-		return walkDFS(ctx, g, dims, start, o)
+		return walkDFS(ctx, g, dims, start, sid, o, sc)
 	}
-	depth := max(o.MaxDepth, 1)
-	type node struct {
-		c     pkey
-		depth int
-	}
-	seen := map[pkey]bool{start: true}
-	out := []Step{{Coord: slices.Clone(start[:dims]), Depth: 0}}
-	work := []node{{c: start}}
-	full := func() bool { return o.Limit > 0 && len(out) >= o.Limit }
-	for visited := 1; len(work) > 0 && !full(); visited++ {
-		n := work[0]
-		work = work[1:]
-		if visited%256 == 0 {
+	depth := int32(max(o.MaxDepth, 1))
+	sc.seen.add(sid)
+	ws := append(sc.ws, wstep{id: sid, parent: -1})
+	coords := append(sc.coords, start[:dims]...)
+	full := func() bool { return o.Limit > 0 && len(ws) >= o.Limit }
+	for i := 0; i < len(ws) && !full(); i++ {
+		n := ws[i]
+		if (i+1)%256 == 0 {
 			if err := ctx.Err(); err != nil {
+				sc.ws, sc.coords = ws, coords
 				return nil, err
 			}
 		}
 		if n.depth >= depth {
 			continue
 		}
-		g.neighbours(n.c, o.Label, o.Direction, func(m pkey, _ float64) bool {
-			if seen[m] {
+		g.adjNeighbours(n.id, toPkey(coords[i*dims:(i+1)*dims]), o.Label, o.Direction, func(m uint32, mc []int32, _ float64) bool {
+			if !sc.seen.add(m) {
 				return true
 			}
-			seen[m] = true
-			out = append(out, Step{Coord: slices.Clone(m[:dims]), Depth: n.depth + 1, From: slices.Clone(n.c[:dims])})
-			work = append(work, node{c: m, depth: n.depth + 1})
+			ws = append(ws, wstep{id: m, parent: int32(i), depth: n.depth + 1})
+			coords = append(coords, mc...)
 			return !full()
 		})
 	}
-	return out, nil
+	sc.ws, sc.coords = ws, coords
+	return steps(dims, ws, coords), nil
 }
 
 // walkDFS visits depth first with an explicit stack; the first neighbour
 // (in edge order) is explored first.
-func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions) ([]Step, error) {
-	depth := max(o.MaxDepth, 1)
-	type frame struct {
-		c, from pkey
-		depth   int
-		root    bool
-	}
-	visited := map[pkey]bool{}
-	var out []Step
-	stack := []frame{{c: start, root: true}}
-	var next []frame
-	for len(stack) > 0 && (o.Limit <= 0 || len(out) < o.Limit) {
+func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, sid uint32, o WalkOptions, sc *walkScratch) ([]Step, error) {
+	depth := int32(max(o.MaxDepth, 1))
+	ws, coords := sc.ws, sc.coords
+	defer func() { sc.ws, sc.coords = ws, coords }()
+	stack := append(sc.stack, dfsFrame{wstep: wstep{id: sid, parent: -1}, c: start})
+	next := sc.next
+	defer func() { sc.stack, sc.next = stack, next }()
+	for len(stack) > 0 && (o.Limit <= 0 || len(ws) < o.Limit) {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if visited[f.c] {
+		if !sc.seen.add(f.id) {
 			continue
 		}
-		visited[f.c] = true
-		st := Step{Coord: slices.Clone(f.c[:dims]), Depth: f.depth}
-		if !f.root {
-			st.From = slices.Clone(f.from[:dims])
-		}
-		out = append(out, st)
-		if len(out)%256 == 0 {
+		ws = append(ws, f.wstep)
+		coords = append(coords, f.c[:dims]...)
+		if len(ws)%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -90,10 +124,11 @@ func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOpti
 		if f.depth >= depth {
 			continue
 		}
+		i := int32(len(ws) - 1)
 		next = next[:0]
-		g.neighbours(f.c, o.Label, o.Direction, func(m pkey, _ float64) bool {
-			if !visited[m] {
-				next = append(next, frame{c: m, from: f.c, depth: f.depth + 1})
+		g.adjNeighbours(f.id, f.c, o.Label, o.Direction, func(m uint32, mc []int32, _ float64) bool {
+			if !sc.seen.has(m) {
+				next = append(next, dfsFrame{wstep: wstep{id: m, parent: i, depth: f.depth + 1}, c: toPkey(mc)})
 			}
 			return true
 		})
@@ -101,5 +136,25 @@ func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOpti
 			stack = append(stack, next[i])
 		}
 	}
-	return out, nil
+	return steps(dims, ws, coords), nil
+}
+
+// steps turns a walk's wsteps and coordinates into Steps whose
+// coordinates share one backing slice, each capped so that appending to
+// one cannot overwrite the next.
+func steps(dims int, ws []wstep, coords []int32) []Step {
+	out := make([]Step, len(ws))
+	buf := make([]int32, 0, (2*len(ws)-1)*dims)
+	carve := func(i int32) []int32 {
+		k := len(buf)
+		buf = append(buf, coords[int(i)*dims:int(i+1)*dims]...)
+		return buf[k:len(buf):len(buf)]
+	}
+	for i, w := range ws {
+		out[i] = Step{Coord: carve(int32(i)), Depth: int(w.depth)}
+		if w.parent >= 0 {
+			out[i].From = carve(w.parent)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cubelinux/cube/engine"
+	"github.com/cubelinux/cube/engine/vfs"
 )
 
 // benchmarkWalk walks issue 10's graph (pathGraphBench: 100,000 nodes, 8
@@ -36,3 +37,32 @@ func benchmarkWalk(b *testing.B, order engine.Order) {
 // breadth first; BenchmarkWalk3HopsDFS the same walk depth first.
 func BenchmarkWalk3Hops(b *testing.B)    { benchmarkWalk(b, engine.BFS) }
 func BenchmarkWalk3HopsDFS(b *testing.B) { benchmarkWalk(b, engine.DFS) }
+
+// BenchmarkLink1000 is the write side of the adjacency: transactions of
+// 1,000 random links among 100,000 nodes (the cost is per link).
+func BenchmarkLink1000(b *testing.B) {
+	db, err := engine.Open("/links", engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone, CheckpointInterval: -1, CheckpointLogSize: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ns, err := db.CreateNamespace(ctx, "g", engine.NamespaceOptions{Dims: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		err := ns.Update(ctx, func(tx *engine.Tx) error {
+			for range 1000 {
+				if err := tx.Link([]int32{rng.Int32N(graphNodes)}, []int32{rng.Int32N(graphNodes)}, "e", rng.Float64(), nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
