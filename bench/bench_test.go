@@ -12,8 +12,8 @@ import (
 // answer checked against the brute-force references.
 func tiny(t *testing.T) config {
 	return config{
-		seed: 3, points: 5000, flat: 2000, nodes: 500, queries: 5, gets: 200, reps: 1,
-		sides: []int32{16, 128}, radii: []float64{40}, flatR: []float64{30}, k: 10, hops: 3, maxHops: 4,
+		seed: 3, world: 64, points: 5000, flat: 2000, nodes: 500, queries: 5, gets: 200, reps: 1,
+		sides: []int32{4, 16, 48}, radii: []float64{6}, flatR: []float64{5}, k: 10, hops: 3, maxHops: 4,
 		stores: []string{"cube", "bbolt", "pebble", "sqlite", "redis"},
 		dir:    t.TempDir(),
 	}
@@ -51,7 +51,7 @@ func TestTinyRun(t *testing.T) {
 // TestReferencesCatchWrongAnswers: an answer one point short, or with a
 // value of the wrong size, does not match its reference.
 func TestReferencesCatchWrongAnswers(t *testing.T) {
-	d := makeDataset(1, 2000, 0, 0)
+	d := makeDataset(1, 1024, 2000, 0, 0)
 	lo, hi := point{0, 0, 0}, point{511, 511, 511}
 	ref := refBox(d.pts, lo, hi)
 	if ref.n == 0 {

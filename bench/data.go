@@ -14,7 +14,6 @@ import (
 
 const (
 	valueSize = 100
-	world     = 1024 // coordinates are in [0, world) on every axis
 	outDegree = 8
 )
 
@@ -23,6 +22,7 @@ type point [3]int32
 
 // dataset is what one run loads and asks about.
 type dataset struct {
+	world int32   // coordinates are in [0, world) on every axis
 	pts   []point // 3-D, distinct
 	flat  []point // 2-D, distinct (z = 0), for the stores that only know the plane
 	nodes int     // the graph's nodes are pts[:nodes]
@@ -35,12 +35,12 @@ type edge struct {
 	w  float64
 }
 
-// makeDataset draws n 3-D points, n2 2-D points and a graph over the first
+// makeDataset draws n 3-D points in [0, world)³, n2 2-D points and a graph over the first
 // nodes 3-D points with outDegree out-edges each to random other nodes,
 // weighted by their distance.
-func makeDataset(seed uint64, n, n2, nodes int) *dataset {
+func makeDataset(seed uint64, world int32, n, n2, nodes int) *dataset {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	d := &dataset{nodes: min(nodes, n), index: make(map[point]int32, n)}
+	d := &dataset{world: world, nodes: min(nodes, n), index: make(map[point]int32, n)}
 	d.pts = make([]point, 0, n)
 	for len(d.pts) < n {
 		p := point{r.Int32N(world), r.Int32N(world), r.Int32N(world)}

@@ -32,8 +32,9 @@ func parseFlags(args []string) (config, string, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	cfg := config{log: os.Stderr}
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the data and the queries")
-	fs.IntVar(&cfg.points, "points", 1_000_000, "3-D points in [0,1024)^3")
-	fs.IntVar(&cfg.flat, "flat", 250_000, "2-D points in [0,1024)^2 (for Redis GEO and cube's 2-D namespace)")
+	world := fs.Int("world", 1024, "coordinates are in [0,world) on every axis")
+	fs.IntVar(&cfg.points, "points", 1_000_000, "3-D points in [0,world)^3")
+	fs.IntVar(&cfg.flat, "flat", 250_000, "2-D points in [0,world)^2 (for Redis GEO and cube's 2-D namespace)")
 	fs.IntVar(&cfg.nodes, "nodes", 100_000, "graph nodes (the first points), 8 out-edges each")
 	fs.IntVar(&cfg.queries, "queries", 100, "queries of each kind per repetition")
 	fs.IntVar(&cfg.gets, "gets", 10_000, "point gets per repetition")
@@ -50,9 +51,16 @@ func parseFlags(args []string) (config, string, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
 	}
+	if *world < 2 || *world > 1<<20 {
+		return cfg, "", fmt.Errorf("bad world %d", *world)
+	}
+	cfg.world = int32(*world)
+	if int64(cfg.points) > int64(cfg.world)*int64(cfg.world)*int64(cfg.world)/2 || int64(cfg.flat) > int64(cfg.world)*int64(cfg.world)/2 {
+		return cfg, "", fmt.Errorf("too many points for a world of side %d", cfg.world)
+	}
 	for _, s := range strings.Split(*sides, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || v < 1 || v > world {
+		if err != nil || v < 1 || v > int(cfg.world) {
 			return cfg, "", fmt.Errorf("bad side %q", s)
 		}
 		cfg.sides = append(cfg.sides, int32(v))

@@ -43,7 +43,7 @@ func storeStyle(i int) (color.Color, draw.GlyphDrawer) { return plotutil.Color(i
 
 func plotSide(res *result, boxes []*workload, file string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Box queries on %d points in [0,%d)³: median latency", res.cfg.points, world)
+	p.Title.Text = fmt.Sprintf("Box queries on %d points in [0,%d)³: median latency", res.cfg.points, res.cfg.world)
 	p.X.Label.Text = "box side"
 	p.Y.Label.Text = "latency (µs)"
 	logAxes(p)

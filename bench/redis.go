@@ -24,10 +24,11 @@ import (
 // is under 2e-4; each member is its exact coordinate, and the candidates
 // Redis returns are filtered and ranked by their exact distance.
 type redisStore struct {
-	dir string
-	cmd *exec.Cmd
-	rdb *redis.Client
-	n   int // members loaded
+	dir   string
+	world int32
+	cmd   *exec.Cmd
+	rdb   *redis.Client
+	n     int // members loaded
 }
 
 const (
@@ -80,6 +81,7 @@ func (s *redisStore) load(ctx context.Context, d *dataset) error {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
+	s.world = d.world
 	const batch = 1000
 	locs := make([]*redis.GeoLocation, 0, batch)
 	for i := 0; i < len(d.flat); i += batch {
@@ -163,7 +165,7 @@ func (s *redisStore) flatNearest(ctx context.Context, c point, k int, out []poin
 	if s.n == 0 {
 		return out, nil
 	}
-	density := float64(s.n) / (world * world)
+	density := float64(s.n) / (float64(s.world) * float64(s.world))
 	radius := 2 * math.Sqrt(float64(k)/(math.Pi*density))
 	count := k + 8
 	for {
@@ -171,7 +173,7 @@ func (s *redisStore) flatNearest(ctx context.Context, c point, k int, out []poin
 		if err != nil {
 			return out, err
 		}
-		if len(locs) < count && radius < 2*world {
+		if len(locs) < count && radius < 2*float64(s.world) {
 			radius *= 2
 			continue
 		}

@@ -31,7 +31,7 @@ func table(res *result) string {
 		"Each store loaded once and at rest (cube checkpointed and reopened, Pebble flushed and compacted, bbolt synced). "+
 		"%d queries of each kind per repetition, %d repetitions: a cell is the median of the repetitions' median query, with their range, "+
 		"and the ratio to cube's (above 1: cube is faster). Every answer was checked against a brute-force reference. Seed %d, %s/%s, %d CPUs, %s; the run took %v.\n\n",
-		c.points, world, c.flat, world, valueSize, c.nodes, outDegree, c.queries, c.reps, c.seed,
+		c.points, c.world, c.flat, c.world, valueSize, c.nodes, outDegree, c.queries, c.reps, c.seed,
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), res.started.UTC().Format("2006-01-02"), res.elapsed.Round(time.Second))
 	b.WriteString("| query | results |")
 	for _, s := range res.stores {

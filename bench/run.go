@@ -14,12 +14,13 @@ import (
 // config sizes one run.
 type config struct {
 	seed    uint64
-	points  int // 3-D points
-	flat    int // 2-D points
-	nodes   int // graph nodes
-	queries int // queries of each kind per repetition
-	gets    int // point gets per repetition
-	reps    int // repetitions; the table shows their median and range
+	world   int32 // coordinates are in [0, world) on every axis
+	points  int   // 3-D points
+	flat    int   // 2-D points
+	nodes   int   // graph nodes
+	queries int   // queries of each kind per repetition
+	gets    int   // point gets per repetition
+	reps    int   // repetitions; the table shows their median and range
 	sides   []int32
 	radii   []float64 // 3-D radius queries
 	flatR   []float64 // 2-D radius queries
@@ -98,7 +99,7 @@ func logf(cfg config, format string, args ...any) {
 func run(ctx context.Context, cfg config) (*result, error) {
 	res := &result{cfg: cfg, t: map[string]map[string]*timing{}, loads: map[string]time.Duration{}, started: time.Now()}
 	t0 := time.Now()
-	d := makeDataset(cfg.seed, cfg.points, cfg.flat, cfg.nodes)
+	d := makeDataset(cfg.seed, cfg.world, cfg.points, cfg.flat, cfg.nodes)
 	res.workloads = workloads(cfg, d)
 	logf(cfg, "data and references: %v", time.Since(t0).Round(time.Millisecond))
 	for _, name := range cfg.stores {
@@ -196,6 +197,7 @@ func mismatch(w string, q *query, format string, args ...any) error {
 // gets the same ones) and computes their references by brute force.
 func workloads(cfg config, d *dataset) []*workload {
 	r := rand.New(rand.NewPCG(cfg.seed+1, 7))
+	world := cfg.world
 	anyPoint := func() point { return point{r.Int32N(world), r.Int32N(world), r.Int32N(world)} }
 	var ws []*workload
 	for _, side := range cfg.sides {
