@@ -20,8 +20,8 @@ type PathOptions struct {
 // may no longer reach the target in time; without one it is the node
 // alone (h is 0).
 type pstate struct {
-	c pkey
-	h int
+	id uint32
+	h  int32
 }
 
 // plabel is the best known way to a state: its weight and edges, and
@@ -29,6 +29,7 @@ type pstate struct {
 // start).
 type plabel struct {
 	s       pstate
+	c       pkey // the state's coordinate
 	dist    float64
 	hops    int
 	prev    int32
@@ -102,6 +103,8 @@ func pkeyLess(a, b pkey) bool {
 // shortestPath answers a query: a bounded one by meeting in the middle
 // while that stays cheap (meetPath), anything else by Dijkstra. Both give
 // the same answer, ties included.
+//
+// Both run over the adjacency, in node ids (adjacency.go).
 func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions) (Path, bool, error) {
 	if o.MaxHops > 0 {
 		p, found, ok, err := meetPath(ctx, g, dims, from, to, o, meetBudget)
@@ -110,6 +113,29 @@ func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 		}
 	}
 	return dijkstraPath(ctx, g, dims, from, to, o)
+}
+
+// noID stands for a coordinate no edge has touched: no edge leads to it.
+const noID = ^uint32(0)
+
+// pathIDs returns the ids of a search's ends; done is true when the
+// answer needs no search: from has never had an edge, so the path is
+// from alone when to is from and there is none otherwise.
+func pathIDs(g *edgeTrees, dims int, from, to pkey) (fid, tid uint32, p Path, found, done bool) {
+	fid, ok := g.adj.ids.lookup(from)
+	if !ok {
+		if from == to {
+			return 0, 0, Path{Coords: [][]int32{slices.Clone(from[:dims])}}, true, true
+		}
+		return 0, 0, Path{}, false, true
+	}
+	if from == to {
+		return fid, fid, Path{}, false, false
+	}
+	if tid, ok = g.adj.ids.lookup(to); !ok {
+		tid = noID
+	}
+	return fid, tid, Path{}, false, false
 }
 
 // dijkstraPath is Dijkstra's algorithm with (weight, edges) as the
@@ -131,23 +157,27 @@ func shortestPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 // suffix from its own end, so near-ties that rounding decides may go
 // either way between the two).
 func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions) (Path, bool, error) {
+	fid, tid, p, found, done := pathIDs(g, dims, from, to)
+	if done {
+		return p, found, nil
+	}
 	bound := o.MaxHops
-	key := func(c pkey, h int) pstate {
+	key := func(id uint32, h int) pstate {
 		if bound > 0 {
-			return pstate{c: c, h: h}
+			return pstate{id: id, h: int32(h)}
 		}
-		return pstate{c: c}
+		return pstate{id: id}
 	}
 	index := map[pstate]int32{}
 	var labels []plabel // no pointers, so the collector skips it
-	// fewest[c] is the fewest edges c was settled with (bounded search).
-	var fewest map[pkey]int
+	// fewest[id] is the fewest edges id was settled with (bounded search).
+	var fewest map[uint32]int
 	if bound > 0 {
-		fewest = map[pkey]int{}
+		fewest = map[uint32]int{}
 	}
-	start := key(from, 0)
+	start := key(fid, 0)
 	index[start] = 0
-	labels = append(labels, plabel{s: start, prev: -1})
+	labels = append(labels, plabel{s: start, c: from, prev: -1})
 	q := pathHeap{{i: 0}}
 	steps := 0
 	for len(q) > 0 {
@@ -156,18 +186,18 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 		if l.settled || l.dist != cur.dist || l.hops != cur.hops {
 			continue // stale entry
 		}
-		c := l.s.c
+		id, c := l.s.id, l.c
 		if bound > 0 {
-			if h, ok := fewest[c]; ok && h <= cur.hops {
+			if h, ok := fewest[id]; ok && h <= cur.hops {
 				continue // dominated by an earlier settling
 			}
-			fewest[c] = cur.hops
+			fewest[id] = cur.hops
 		}
 		l.settled = true
-		if c == to {
+		if id == tid {
 			p := Path{Weight: cur.dist}
 			for i := cur.i; i >= 0; i = labels[i].prev {
-				p.Coords = append(p.Coords, slices.Clone(labels[i].s.c[:dims]))
+				p.Coords = append(p.Coords, slices.Clone(labels[i].c[:dims]))
 			}
 			slices.Reverse(p.Coords)
 			return p, true, nil
@@ -182,11 +212,11 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 			continue
 		}
 		var bad error
-		g.neighbours(c, o.Label, o.Direction, func(m pkey, w float64) bool {
+		g.adjNeighbours(id, c, o.Label, o.Direction, func(m uint32, mc []int32, w float64) bool {
 			if !(w >= 0) {
 				// Link refuses these; a store written by an older cube may
 				// still hold one. A wrong answer is worse than none.
-				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, c[:dims], m[:dims], w)
+				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, c[:dims], mc, w)
 				return false
 			}
 			if bound > 0 {
@@ -200,7 +230,7 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 			if !seen {
 				mi = int32(len(labels))
 				index[ms] = mi
-				labels = append(labels, plabel{s: ms, dist: nd, hops: nh, prev: cur.i})
+				labels = append(labels, plabel{s: ms, c: toPkey(mc), dist: nd, hops: nh, prev: cur.i})
 				q.push(pqEntry{i: mi, dist: nd, hops: nh})
 				return true
 			}
@@ -210,7 +240,7 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 			case nd < ml.dist || nd == ml.dist && nh < ml.hops:
 				ml.dist, ml.hops, ml.prev = nd, nh, cur.i
 				q.push(pqEntry{i: mi, dist: nd, hops: nh})
-			case nd == ml.dist && nh == ml.hops && pkeyLess(c, labels[ml.prev].s.c):
+			case nd == ml.dist && nh == ml.hops && pkeyLess(c, labels[ml.prev].c):
 				ml.prev = cur.i // same distance: no new heap entry
 			}
 			return true

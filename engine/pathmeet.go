@@ -18,7 +18,8 @@ const meetBudget = 1024
 // its weight, summed from the start outwards, and the node before it.
 type fwdEntry struct {
 	w    float64
-	prev pkey
+	prev uint32
+	c    pkey // the node's own coordinate
 }
 
 // bwdEntry is the best walk of exactly h edges from a node to the
@@ -30,8 +31,9 @@ type fwdEntry struct {
 type bwdEntry struct {
 	w    float64
 	ew   float64
-	next pkey
+	next uint32
 	rank int
+	c    pkey // the node's own coordinate
 }
 
 func reverseDir(d Direction) Direction {
@@ -55,10 +57,14 @@ func reverseDir(d Direction) Direction {
 // ok reports whether it answered; false means the budget ran out and the
 // caller should run Dijkstra.
 func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o PathOptions, budget int) (p Path, found, ok bool, err error) {
+	fid, tid, p, found, done := pathIDs(g, dims, from, to)
+	if done {
+		return p, found, true, nil
+	}
 	a, b := (o.MaxHops+1)/2, o.MaxHops/2
 	scans := 0
 	var bad error
-	scan := func(c pkey, dir Direction, fn func(m pkey, w float64)) bool {
+	scan := func(id uint32, c pkey, dir Direction, fn func(m uint32, mc []int32, w float64)) bool {
 		if scans++; scans > budget {
 			return false
 		}
@@ -67,24 +73,25 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 				return false
 			}
 		}
-		g.neighbours(c, o.Label, dir, func(m pkey, w float64) bool {
+		g.adjNeighbours(id, c, o.Label, dir, func(m uint32, mc []int32, w float64) bool {
 			if !(w >= 0) {
-				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, c[:dims], m[:dims], w)
+				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, c[:dims], mc, w)
 				return false
 			}
-			fn(m, w)
+			fn(m, mc, w)
 			return true
 		})
 		return bad == nil
 	}
-	fwd := []map[pkey]fwdEntry{{from: {}}}
+	fwd := []map[uint32]fwdEntry{{fid: {c: from}}}
 	for h := 1; h <= a; h++ {
-		next := make(map[pkey]fwdEntry, 8*len(fwd[h-1]))
-		for c, e := range fwd[h-1] {
-			more := scan(c, o.Direction, func(m pkey, w float64) {
+		prev := fwd[h-1]
+		next := make(map[uint32]fwdEntry, 8*len(prev))
+		for id, e := range prev {
+			more := scan(id, e.c, o.Direction, func(m uint32, mc []int32, w float64) {
 				nw := e.w + w
-				if old, seen := next[m]; !seen || nw < old.w || nw == old.w && pkeyLess(c, old.prev) {
-					next[m] = fwdEntry{w: nw, prev: c}
+				if old, seen := next[m]; !seen || nw < old.w || nw == old.w && pkeyLess(e.c, prev[old.prev].c) {
+					next[m] = fwdEntry{w: nw, prev: id, c: toPkey(mc)}
 				}
 			})
 			if !more {
@@ -93,19 +100,19 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 		}
 		fwd = append(fwd, next)
 	}
-	bwd := []map[pkey]bwdEntry{{to: {}}}
+	bwd := []map[uint32]bwdEntry{{tid: {c: to}}}
 	back := reverseDir(o.Direction)
 	for h := 1; h <= b; h++ {
 		prev := bwd[h-1]
-		next := make(map[pkey]bwdEntry, 8*len(prev))
-		for c, e := range prev {
-			more := scan(c, back, func(m pkey, w float64) {
+		next := make(map[uint32]bwdEntry, 8*len(prev))
+		for id, e := range prev {
+			more := scan(id, e.c, back, func(m uint32, mc []int32, w float64) {
 				nw := w + e.w
 				old, seen := next[m]
-				if seen && (nw > old.w || nw == old.w && !(e.rank < prev[old.next].rank || e.rank == prev[old.next].rank && pkeyLess(c, old.next))) {
+				if seen && (nw > old.w || nw == old.w && !(e.rank < prev[old.next].rank || e.rank == prev[old.next].rank && pkeyLess(e.c, prev[old.next].c))) {
 					return
 				}
-				next[m] = bwdEntry{w: nw, ew: w, next: c}
+				next[m] = bwdEntry{w: nw, ew: w, next: id, c: toPkey(mc)}
 			})
 			if !more {
 				return Path{}, false, bad != nil, bad
@@ -120,7 +127,7 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 	// prefixes joined to 1..b-edge suffixes.
 	var best []pkey
 	var bestW float64
-	consider := func(h int, m pkey, j int) {
+	consider := func(h int, m uint32, j int) {
 		w := fwd[h][m].w
 		for c, k := m, j; k > 0; k-- {
 			e := bwd[k][c]
@@ -132,21 +139,22 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 			return
 		}
 		cand := make([]pkey, h+1, edges+1)
-		cand[h] = m
-		for i := h; i > 0; i-- {
-			cand[i-1] = fwd[i][cand[i]].prev
+		for i, c := h, m; i >= 0; i-- {
+			e := fwd[i][c]
+			cand[i] = e.c
+			c = e.prev
 		}
 		for c, k := m, j; k > 0; k-- {
 			c = bwd[k][c].next
-			cand = append(cand, c)
+			cand = append(cand, bwd[k-1][c].c)
 		}
 		if best == nil || w < bestW || edges < len(best)-1 || revLess(cand, best) {
 			best, bestW = cand, w
 		}
 	}
 	for h := 0; h <= a; h++ {
-		if _, reached := fwd[h][to]; reached {
-			consider(h, to, 0)
+		if _, reached := fwd[h][tid]; reached {
+			consider(h, tid, 0)
 		}
 	}
 	for j := 1; j <= b; j++ {
@@ -170,23 +178,23 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 // when the layer's walks are ordered from the target back, that is by
 // the rank of the next node's walk, then by the next node, then by the
 // node itself.
-func rankLayer(layer, prev map[pkey]bwdEntry) {
-	keys := make([]pkey, 0, len(layer))
+func rankLayer(layer, prev map[uint32]bwdEntry) {
+	keys := make([]uint32, 0, len(layer))
 	for k := range layer {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y pkey) int {
+	slices.SortFunc(keys, func(x, y uint32) int {
 		ex, ey := layer[x], layer[y]
 		if rx, ry := prev[ex.next].rank, prev[ey.next].rank; rx != ry {
 			return rx - ry
 		}
 		if ex.next != ey.next {
-			if pkeyLess(ex.next, ey.next) {
+			if pkeyLess(prev[ex.next].c, prev[ey.next].c) {
 				return -1
 			}
 			return 1
 		}
-		if pkeyLess(x, y) {
+		if pkeyLess(ex.c, ey.c) {
 			return -1
 		}
 		if x != y {
