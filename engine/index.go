@@ -59,8 +59,10 @@ type index struct {
 	live    map[pkey]slot
 	pending pendingList
 	tree    *btree.BTreeG[vitem]
-	tombs   []curve.Key // keys of tombstones in tree, for purging
-	bytes   int64       // sum of live value sizes
+	tombs   []curve.Key          // keys of tombstones in tree, for purging
+	base    *run                 // snapshot region reads: the run ...
+	delta   *btree.BTreeG[vitem] // ... and the writes sealed since (runs.go)
+	bytes   int64                // sum of live value sizes
 }
 
 func newTree() *btree.BTreeG[vitem] {
@@ -133,6 +135,7 @@ func (x *index) seal() {
 		w++
 	}
 	order = order[:w]
+	x.sealRun(p, order)
 	if x.tree.Len() == 0 || len(order)*rebuildRatio > x.tree.Len() {
 		x.rebuild(p, order)
 	} else {

@@ -370,7 +370,7 @@ func (ns *Namespace) Snapshot(ctx context.Context) (*Tx, error) {
 	}
 	ns.mu.Lock()
 	ns.idx.seal()
-	s := &snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), edges: ns.edges.copy(), meta: ns.meta}
+	s := &snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), view: ns.idx.view(), edges: ns.edges.copy(), meta: ns.meta}
 	ns.mu.Unlock()
 	if err := ns.db.waitVisible(ctx, s.lsn); err != nil {
 		return nil, err

@@ -46,7 +46,9 @@ type regionScan struct {
 	stopped  bool        // fn returned false, or the box has no more keys
 	c        pkey        // one, reused: its address must not make each item escape
 	fn       func(c *pkey, val []byte) bool
-	min, max []int32 // the box
+	all      func(it *vitem) bool // instead of fn: every item, tombstones too
+	it       vitem                // the item all gets, reused like c
+	min, max []int32              // the box
 	visit    func(it vitem) bool
 }
 
@@ -67,6 +69,14 @@ func newRegionScan() *regionScan {
 		}
 		if s.skipped|s.outside != 0 {
 			s.skipped, s.outside = 0, 0
+		}
+		if s.all != nil {
+			s.it = it
+			if !s.all(&s.it) {
+				s.stopped = true
+				return false
+			}
+			return true
 		}
 		if it.lsn&tombBit != 0 {
 			return true
@@ -118,6 +128,23 @@ func scanTree(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func
 		s.fn, s.min, s.max = nil, nil, nil
 		scanPool.Put(s)
 	}()
+	s.scan(t, cv, min, max, fn)
+}
+
+// scanTreeItems calls fn for every item of t inside [min, max],
+// tombstones included, in curve order until fn returns false. The item
+// is reused between calls.
+func scanTreeItems(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func(it *vitem) bool) {
+	s := scanPool.Get().(*regionScan)
+	defer func() {
+		s.all, s.min, s.max = nil, nil, nil
+		scanPool.Put(s)
+	}()
+	s.all = fn
+	s.scan(t, cv, min, max, nil)
+}
+
+func (s *regionScan) scan(t *btree.BTreeG[vitem], cv *curve.Curve, min, max []int32, fn func(c *pkey, val []byte) bool) {
 	if !s.cu.Reset(cv, min, max) {
 		return
 	}
@@ -181,7 +208,7 @@ func (ns *Namespace) valueSnapshot(ctx context.Context) (*Tx, error) {
 	})
 	ns.mu.Lock()
 	ns.idx.seal()
-	v.snap = snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy()}
+	v.snap = snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), view: ns.idx.view()}
 	ns.mu.Unlock()
 	if err := ns.db.waitVisible(ctx, v.snap.lsn); err != nil {
 		return nil, err

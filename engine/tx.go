@@ -47,6 +47,7 @@ type wval struct {
 type snapshot struct {
 	lsn   uint64
 	tree  *btree.BTreeG[vitem]
+	view  readView // what region scans read
 	edges edgeTrees
 	meta  map[string]mentry
 }
@@ -212,8 +213,20 @@ func (tx *Tx) Region(min, max []int32, limit int) (iter.Seq2[[]int32, []byte], e
 	if err := checkBox(min, max, ns.dims); err != nil {
 		return nil, err
 	}
-	t := tx.tree()
 	min, max = slices.Clone(min), slices.Clone(max)
+	if !tx.writable {
+		v := tx.snap.view
+		return func(yield func([]int32, []byte) bool) {
+			buf := make([]int32, ns.dims)
+			n := 0
+			scanView(v, ns.curve, min, max, func(c []int32, val []byte) bool {
+				copy(buf, c)
+				n++
+				return yield(buf, val) && (limit <= 0 || n < limit)
+			})
+		}, nil
+	}
+	t := tx.tree()
 	return func(yield func([]int32, []byte) bool) {
 		buf := make([]int32, ns.dims)
 		n := 0
@@ -234,6 +247,10 @@ func (tx *Tx) Count(min, max []int32) (int, error) {
 		return 0, err
 	}
 	n := 0
+	if !tx.writable {
+		scanView(tx.snap.view, tx.ns.curve, min, max, func([]int32, []byte) bool { n++; return true })
+		return n, nil
+	}
 	scanTree(tx.tree(), tx.ns.curve, min, max, func(*pkey, []byte) bool { n++; return true })
 	return n, nil
 }
