@@ -393,3 +393,36 @@ func TestShortestPathHops(t *testing.T) {
 		})
 	}
 }
+
+// nearArgs encodes nearloop's arguments: the number of centres, then the
+// centres.
+func nearArgs(centres ...[]int32) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(centres)))
+	for _, c := range centres {
+		b = append(b, coords(c...)...)
+	}
+	return b
+}
+
+// TestNearLoop runs the benchmark guest of plugins' nearby benchmark: ten
+// neighbours for each centre, reused instance after reused instance.
+func TestNearLoop(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "nearloop", vm.Limits{Isolation: vm.Reuse})
+	h := nearHost()
+	for _, tc := range []struct {
+		args []byte
+		want uint32
+	}{
+		{nearArgs([]int32{0, 0}, []int32{2, 2}, []int32{100, -7}), 30},
+		{nearArgs(), 0},
+	} {
+		res, err := p.Run(ctx, h, tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := binary.LittleEndian.Uint32(res.Output); got != tc.want {
+			t.Errorf("found %d neighbours, want %d", got, tc.want)
+		}
+	}
+}
