@@ -21,13 +21,15 @@ const cursorBatch = 256
 type txHost struct {
 	tx      *engine.Tx
 	dims    int
+	geo     bool
 	cursors []interface{ Close() }
 }
 
 var _ vm.Host = (*txHost)(nil)
 
 func newHost(tx *engine.Tx) *txHost {
-	return &txHost{tx: tx, dims: tx.Namespace().Dims()}
+	ns := tx.Namespace()
+	return &txHost{tx: tx, dims: ns.Dims(), geo: ns.Geo()}
 }
 
 // close closes every cursor the program left open, so no iterator
@@ -49,6 +51,8 @@ func hostErr(err error) error {
 }
 
 func (h *txHost) Dims() int { return h.dims }
+
+func (h *txHost) Geo() bool { return h.geo }
 
 func (h *txHost) Get(_ context.Context, c []int32) ([]byte, bool, error) {
 	v, err := h.tx.Get(c)
@@ -351,3 +355,5 @@ func (c *batchCursor[T]) Close() {
 type noNamespace struct{ vm.Host }
 
 func (noNamespace) Dims() int { return 0 }
+
+func (noNamespace) Geo() bool { return false }

@@ -81,7 +81,7 @@ type WalkStep struct {
 }
 
 // Neighbor is a point a nearest-neighbour query found, with its Euclidean
-// distance from the query's centre.
+// distance from the query's centre (metres in a geo namespace).
 type Neighbor struct {
 	Coord []int32
 	Value []byte
@@ -114,6 +114,12 @@ type Path struct {
 type Host interface {
 	// Dims is the namespace's number of dimensions (1–8).
 	Dims() int
+	// Geo reports whether the namespace is geographic: 2 dimensions,
+	// (longitude, latitude) in units of 1e-7 degree, and Nearby and
+	// Within in metres on the sphere (haversine). The JavaScript sandbox
+	// then reads and writes coordinates in degrees; WebAssembly guests
+	// keep the raw units.
+	Geo() bool
 	// Get returns the value at c. The slice is valid until the next call
 	// into the host.
 	Get(ctx context.Context, c []int32) (value []byte, ok bool, err error)
@@ -127,7 +133,8 @@ type Host interface {
 	// Nearby returns the k points nearest to c by Euclidean distance over
 	// the integer coordinates (k >= 1), nearest first; points at the same
 	// distance come in curve order. maxDist > 0 leaves out points farther
-	// than it (a point at exactly maxDist stays); 0 means no bound.
+	// than it (a point at exactly maxDist stays); 0 means no bound. In a
+	// geo namespace distances are metres on the sphere.
 	Nearby(ctx context.Context, c []int32, k int, maxDist float64) ([]Neighbor, error)
 	// Within iterates the points at Euclidean distance at most r from c
 	// (r >= 0, +Inf for all), in curve order.

@@ -91,13 +91,7 @@ func inline(v any) string {
 		return strconv.FormatBool(x)
 	case []any:
 		sep := "\t"
-		ints := true
-		for _, e := range x {
-			if _, ok := e.(int64); !ok {
-				ints = false
-			}
-		}
-		if ints {
+		if coordLike(x) {
 			sep = " "
 		}
 		parts := make([]string, len(x))
@@ -110,6 +104,37 @@ func inline(v any) string {
 		return string(b)
 	}
 	return fmt.Sprint(v)
+}
+
+// coordLike reports whether an array reads as a coordinate: integers, or
+// the two decimal strings (longitude latitude) of a GEO namespace.
+func coordLike(x []any) bool {
+	ints, decimals := true, len(x) == 2
+	for _, e := range x {
+		if _, ok := e.(int64); !ok {
+			ints = false
+		}
+		if s, ok := e.(string); !ok || !isDecimal(s) {
+			decimals = false
+		}
+	}
+	return ints || decimals
+}
+
+// isDecimal reports whether s is a decimal number as the daemon writes
+// degrees: an optional minus, digits, and a fraction.
+func isDecimal(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || dot && frac == "" {
+		return false
+	}
+	for _, r := range whole + frac {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonable turns RESP3 maps (map[any]any) into map[string]any.

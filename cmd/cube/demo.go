@@ -123,6 +123,15 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The same cities in a geographic namespace: (longitude, latitude) at
+	// 1e-7 degree, where WITHIN and NEARBY measure metres on the sphere.
+	if err := db.DropNamespace(ctx, "places"); err != nil && !errors.Is(err, cube.ErrNoNamespace) {
+		return err
+	}
+	places, err := db.CreateNamespace(ctx, "places", cube.NamespaceOptions{Geo: true})
+	if err != nil {
+		return err
+	}
 
 	// Load, 5,000 cities per transaction (one fsync each).
 	t0 = time.Now()
@@ -143,6 +152,23 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	}
 	info := ns.Info()
 	step(fmt.Sprintf("stored %d cities, 5,000 per durable transaction", info.Values), t0)
+	t0 = time.Now()
+	for i := 0; i < len(cs); i += 5000 {
+		batch := cs[i:min(i+5000, len(cs))]
+		err := places.Update(ctx, func(tx *cube.Tx) error {
+			for _, ct := range batch {
+				v, _ := json.Marshal(map[string]string{"name": ct.Name, "country": ct.Country})
+				if err := tx.Put(geoCoord(ct.City), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	step(fmt.Sprintf("and %d in the GEO namespace places (lng, lat at 1e-7 degree)", places.Info().Values), t0)
 	if merged := len(cs) - int(info.Values); merged > 0 {
 		fmt.Fprintf(w, "    (%d cities share a position with another at 1e-4 degree and were merged)\n", merged)
 	}
@@ -194,28 +220,44 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	box := func(c demoCity, dlng, dlat float64) ([]int32, []int32) {
 		return []int32{c.x - int32(dlng*demoScale), c.y - int32(dlat*demoScale)}, []int32{c.x + int32(dlng*demoScale), c.y + int32(dlat*demoScale)}
 	}
-	// Within 50 km: the box that holds the circle, then the exact
-	// great-circle distance of each point in it.
+	// The box that holds the circle of 50 km around Paris, for the
+	// region command suggested at the end.
 	const km = 50.0
 	dlat := km / 111.195
 	lo, hi := box(paris, dlat/math.Cos(paris.Lat*math.Pi/180), dlat)
+	// Within 50 km, on the sphere: one WITHIN on the GEO namespace.
+	parisGeo := geoCoord(paris.City)
 	t0 = time.Now()
-	seq, err := ns.Region(ctx, lo, hi, 0)
+	seq, err := places.Within(ctx, parisGeo, km*1000, cube.WithinOptions{})
 	if err != nil {
 		return err
 	}
+	var vals [][]byte
+	for _, v := range seq {
+		vals = append(vals, v)
+	}
+	step(fmt.Sprintf("within 50 km of Paris (WITHIN on the GEO namespace): %d", len(vals)), t0)
 	var near []string
-	for c, v := range seq {
-		if haversineKm(paris.Lat, paris.Lng, float64(c[1])/demoScale, float64(c[0])/demoScale) > km {
-			continue
-		}
+	for _, v := range vals {
 		var m map[string]string
 		json.Unmarshal(v, &m)
 		near = append(near, m["name"]+" ("+m["country"]+")")
 	}
-	step(fmt.Sprintf("within 50 km of Paris (box, then exact distance): %d", len(near)), t0)
 	sort.Strings(near)
 	fmt.Fprintf(w, "    e.g. %s\n", strings.Join(near[:min(6, len(near))], ", "))
+	t0 = time.Now()
+	closest, err := places.Nearby(ctx, parisGeo, 5, cube.NearbyOptions{})
+	if err != nil {
+		return err
+	}
+	step("the 5 places nearest to Paris (NEARBY on the GEO namespace)", t0)
+	var named []string
+	for _, nb := range closest[min(1, len(closest)):] { // the first is Paris itself
+		var m map[string]string
+		json.Unmarshal(nb.Value, &m)
+		named = append(named, fmt.Sprintf("%s %.1f km", m["name"], nb.Dist/1000))
+	}
+	fmt.Fprintf(w, "    %s\n", strings.Join(named, ", "))
 	t0 = time.Now()
 	n, err := ns.Count(ctx, []int32{-10 * demoScale, 35 * demoScale}, []int32{40 * demoScale, 71 * demoScale})
 	if err != nil {
@@ -332,6 +374,7 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(w, "\nThe store is in %s. Try it yourself:\n", dir)
 	fmt.Fprintf(w, "  cube --data %s region world %d %d %d %d COUNT\n", dir, lo[0], lo[1], hi[0], hi[1])
+	fmt.Fprintf(w, "  cube --data %s within places %s %s 50000 COUNT\n", dir, cube.FormatDegrees(parisGeo[0]), cube.FormatDegrees(parisGeo[1]))
 	fmt.Fprintf(w, "  cube --data %s path world %d %d %d %d\n", dir, paris.x, paris.y, berlin.x, berlin.y)
 	fmt.Fprintf(w, "  cube --data %s -n world run nearby %.4f,%.4f,0.05\n", dir, paris.Lng, paris.Lat)
 	return nil
@@ -348,14 +391,10 @@ func row(w io.Writer, what, took string) {
 	fmt.Fprintf(w, "  %-*s %12s\n", width, what, took)
 }
 
-// haversineKm is the great-circle distance between two points in km, on a
-// sphere of the Earth's mean radius.
-func haversineKm(lat1, lng1, lat2, lng2 float64) float64 {
-	const r = 6371.0088
-	rad := math.Pi / 180
-	dlat, dlng := (lat2-lat1)*rad, (lng2-lng1)*rad
-	h := math.Sin(dlat/2)*math.Sin(dlat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dlng/2)*math.Sin(dlng/2)
-	return 2 * r * math.Asin(math.Min(1, math.Sqrt(h)))
+// geoCoord is a city's coordinate in a GEO namespace: (lng, lat) at
+// 1e-7 degree, exact for the bundled cities' 4 decimals.
+func geoCoord(c cities.City) []int32 {
+	return []int32{int32(math.Round(c.Lng * cube.GeoScale)), int32(math.Round(c.Lat * cube.GeoScale))}
 }
 
 // greediest finds, among the cities of country, the one whose walk along

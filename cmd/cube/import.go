@@ -34,19 +34,20 @@ const importBatch = 1000
 // queries; the bundled cities have 4 decimals, so nothing is lost.
 const defaultLatLngScale = 1e4
 
-// importCommand is "cube import -n NS [--dims d] [--format csv|jsonl] [--latlng] FILE".
+// importCommand is "cube import -n NS [--dims d] [--format csv|jsonl] [--latlng | --geo] FILE".
 type importCommand struct {
 	*env
 	dims   int
 	format string
 	latlng bool
+	geo    bool
 	scale  float64
 }
 
 func importCmd(e *env) *cobra.Command {
 	c := &importCommand{env: e}
 	cmd := &cobra.Command{
-		Use:   "import -n NS [--dims d] [--format csv|jsonl] [--latlng [--scale s]] FILE",
+		Use:   "import -n NS [--dims d] [--format csv|jsonl] [--geo | --latlng [--scale s]] FILE",
 		Short: "Load CSV or JSON lines into a namespace",
 		Long: `Loads values into namespace NS (created with --dims d if it does not exist).
 CSV rows are c1,...,cd,value (a header row is skipped); JSON lines are
@@ -54,11 +55,17 @@ CSV rows are c1,...,cd,value (a header row is skipped); JSON lines are
 any JSON value; it is stored as its JSON text). FILE "-" reads standard input;
 a FILE ending in .gz is decompressed. Flags may come before or after FILE.
 
---latlng reads a CSV whose header names a lat and a lng (or lon) column, as
-examples/cities/cities.csv.gz does: each row is stored at (lng, lat) in
-degrees x s (--scale, default 10000: about 11 m), in a 2-dimensional
-namespace, with the other columns as a JSON object for its value
-({"country":"FR","name":"Paris"}), the way cube demo stores them:
+--geo reads a CSV whose header names a lat and a lng (or lon) column, as
+examples/cities/cities.csv.gz does, into a GEO namespace (created as one if
+it does not exist): each row is stored at (lng, lat) in degrees, exactly
+to 7 decimals, with the other columns as a JSON object for its value
+({"country":"FR","name":"Paris"}); NEARBY and WITHIN on it measure metres:
+  cube -n world import --geo examples/cities/cities.csv.gz
+  cube within world 2.3522 48.8566 50000 COUNT
+
+--latlng reads the same CSV into a plain 2-dimensional namespace, at
+(lng, lat) in degrees x s (--scale, default 10000: about 11 m), the way
+cube demo stores its world namespace:
   cube import -n world --latlng examples/cities/cities.csv.gz
 
 The whole file is checked before anything is written: a bad row anywhere
@@ -68,7 +75,8 @@ load, the error names the line and says how many rows are stored (and
 which lines may be, when the daemon went away before it answered).
 Loads of more than a MiB show a progress bar on a terminal.`,
 		Example: `  cube import -n pts --dims 2 points.csv
-  cube import -n world --latlng examples/cities/cities.csv.gz
+  cube -n world import --geo examples/cities/cities.csv.gz
+  cube import -n grid --latlng examples/cities/cities.csv.gz
   cat points.jsonl | cube import -n pts --dims 2 --format jsonl -`,
 		Args: withNamespace(e, argCount(1, 1, "one FILE")),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0]) },
@@ -76,6 +84,7 @@ Loads of more than a MiB show a progress bar on a terminal.`,
 	f := cmd.Flags()
 	f.IntVar(&c.dims, "dims", 0, "create the namespace with d dimensions")
 	f.StringVar(&c.format, "format", "", "csv or jsonl (default: from the extension)")
+	f.BoolVar(&c.geo, "geo", false, "CSV with lat and lng columns into a GEO namespace: (lng, lat) in degrees, exact")
 	f.BoolVar(&c.latlng, "latlng", false, "CSV with lat and lng columns, stored at (lng, lat) x --scale")
 	f.Float64Var(&c.scale, "scale", defaultLatLngScale, "--latlng: coordinate units per degree")
 	return cmd
@@ -93,6 +102,7 @@ type importRow struct {
 type importer struct {
 	format string  // csv or jsonl
 	latlng bool    // csv with lat and lng columns
+	geo    bool    // --geo: latlng, exact degrees into a GEO namespace
 	scale  float64 // --latlng: coordinate units per degree
 }
 
@@ -102,13 +112,22 @@ func (c *importCommand) Run(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	im := importer{format: c.format, latlng: c.latlng, scale: c.scale}
+	im := importer{format: c.format, latlng: c.latlng || c.geo, geo: c.geo, scale: c.scale}
+	if c.geo {
+		if c.latlng {
+			return usagef("import: --geo and --latlng do not go together: --geo stores degrees exactly in a GEO namespace, --latlng degrees x --scale in a plain one")
+		}
+		if c.scale != defaultLatLngScale {
+			return usagef("import: --geo stores degrees exactly (1e-7 degree); drop --scale")
+		}
+		im.scale = cube.GeoScale
+	}
 	if im.latlng {
 		if im.format == "jsonl" {
-			return usagef("import: --latlng reads CSV, not --format jsonl")
+			return usagef("import: --latlng and --geo read CSV, not --format jsonl")
 		}
 		if c.dims != 0 && c.dims != 2 {
-			return usagef("import: --latlng makes 2 coordinates (lng, lat); drop --dims %d", c.dims)
+			return usagef("import: --latlng and --geo make 2 coordinates (lng, lat); drop --dims %d", c.dims)
 		}
 		if !(im.scale > 0) || 180*im.scale > math.MaxInt32 {
 			return usagef("import: --scale must be above 0 and at most %d, so that 180 degrees fits a 32-bit coordinate", math.MaxInt32/180)
@@ -170,11 +189,15 @@ func (c *importCommand) Run(ctx context.Context, path string) error {
 		return err
 	}
 	defer done()
-	d, maxValue, exists, err := nsInfo(ctx, cl, ns)
+	d, maxValue, exists, geo, err := nsInfo(ctx, cl, ns)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	switch {
+	case exists && geo && !im.geo:
+		return usagef("import: namespace %s is GEO (longitude latitude in degrees): import a CSV with lat and lng columns into it with --geo", ns)
+	case exists && !geo && im.geo:
+		return usagef("import: namespace %s exists and is not GEO; --geo imports into a GEO namespace (pick a new name and it is created as one), --latlng into a plain one", ns)
 	case !exists && c.dims == 0:
 		return usagef("import: namespace %s does not exist; create it with --dims %d (the file's rows have %d coordinates)", ns, rowDims, rowDims)
 	case !exists:
@@ -189,7 +212,11 @@ func (c *importCommand) Run(ctx context.Context, path string) error {
 		return fmt.Errorf("import: line %d: a value of %d bytes, namespace %s takes at most %d; nothing was stored", bigLine, big, ns, maxValue)
 	}
 	if !exists {
-		if err := cl.Do(ctx, "NS.CREATE", ns, "DIMS", d).Err(); err != nil && !strings.HasPrefix(err.Error(), "EXISTS") {
+		create := []any{"NS.CREATE", ns, "DIMS", d}
+		if im.geo {
+			create = []any{"NS.CREATE", ns, "GEO"}
+		}
+		if err := cl.Do(ctx, create...).Err(); err != nil && !strings.HasPrefix(err.Error(), "EXISTS") {
 			return fmt.Errorf("import: create namespace %s: %w; nothing was stored", ns, err)
 		}
 	}
@@ -203,7 +230,11 @@ func (c *importCommand) Run(ctx context.Context, path string) error {
 			a := make([]any, 0, d+3)
 			a = append(a, "PUT", ns)
 			for _, x := range row.coord {
-				a = append(a, x)
+				if im.geo {
+					a = append(a, cube.FormatDegrees(x)) // a GEO namespace reads degrees
+				} else {
+					a = append(a, x)
+				}
 			}
 			pipe.Do(ctx, append(a, row.value)...)
 		}
@@ -258,23 +289,24 @@ func (c *importCommand) Run(ctx context.Context, path string) error {
 	return nil
 }
 
-// nsInfo returns a namespace's dimensions and value limit, or exists
-// false.
-func nsInfo(ctx context.Context, cl *redis.Client, ns string) (dims, maxValue int, exists bool, err error) {
+// nsInfo returns a namespace's dimensions, value limit and whether it is
+// GEO, or exists false.
+func nsInfo(ctx context.Context, cl *redis.Client, ns string) (dims, maxValue int, exists, geo bool, err error) {
 	v, err := cl.Do(ctx, "NS.INFO", ns).Result()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "NONS") {
-			return 0, 0, false, nil
+			return 0, 0, false, false, nil
 		}
-		return 0, 0, false, err
+		return 0, 0, false, false, err
 	}
 	m, ok := v.(map[any]any)
 	if !ok {
-		return 0, 0, false, fmt.Errorf("NS.INFO %s: unexpected reply %v", ns, v)
+		return 0, 0, false, false, fmt.Errorf("NS.INFO %s: unexpected reply %v", ns, v)
 	}
 	d, _ := m["dims"].(int64)
 	mv, _ := m["max_value_size"].(int64)
-	return int(d), int(mv), true, nil
+	g, _ := m["geo"].(int64)
+	return int(d), int(mv), true, g == 1, nil
 }
 
 // source returns a function that runs read on the decoded input (each
@@ -430,8 +462,16 @@ func latLngColumns(names []string) (lat, lng int) {
 	return lat, lng
 }
 
-// degrees parses a --latlng angle into coordinate units.
+// degrees parses a --latlng angle into coordinate units; with --geo,
+// exactly, from the decimal digits.
 func (im importer) degrees(s, what string, limit float64) (int32, error) {
+	if im.geo {
+		v, err := cube.ParseDegrees(strings.TrimSpace(s))
+		if err != nil || math.Abs(float64(v)) > limit*cube.GeoScale {
+			return 0, fmt.Errorf("%s is %q, not decimal degrees from -%g to %g", what, s, limit, limit)
+		}
+		return v, nil
+	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.Abs(f) > limit {
 		return 0, fmt.Errorf("%s is %q, not a number of degrees from -%g to %g", what, s, limit, limit)

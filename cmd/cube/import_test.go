@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cubelinux/cube"
 )
 
 // cubeExec runs the built cube (this test binary as cube) to its end and
@@ -322,5 +325,94 @@ func TestExportFlags(t *testing.T) {
 	code, out, errs = cubeRun(t, "", "--data", data, "export", "--format", "csv", "-n", "bin")
 	if code != 1 || out != "" || !strings.Contains(errs, "the value at 5 5 is not UTF-8 text") {
 		t.Fatalf("export --format csv of bytes: %d %q %q", code, out, errs)
+	}
+}
+
+// TestImportGeo: cube import --geo brings the bundled cities into a GEO
+// namespace in one command (creating it as GEO), and the verbs then speak
+// degrees and metres: WITHIN's count equals the brute force by
+// cube.GeoDistance over the rows imported, and the coordinates come back
+// exactly as the file wrote them. Breaks caught: creating the namespace
+// with DIMS 2 instead of GEO (the PUTs of degrees are refused: "not a
+// 32-bit integer"); inline joining a GEO coordinate with a tab, as it
+// does any array of strings (nearby printed "2.3488\t48.8534").
+func TestImportGeo(t *testing.T) {
+	src, err := os.Open("../../examples/cities/cities.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	z, err := gzip.NewReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every 20th city, a third of France's (many near Paris) and Fiji's,
+	// on the antimeridian, where the search wraps.
+	sample := filepath.Join(t.TempDir(), "cities.csv")
+	var b strings.Builder
+	cw := csv.NewWriter(&b)
+	var pts [][]int32
+	r := csv.NewReader(z)
+	for i := 0; ; i++ {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		if i > 0 && i%20 != 0 && !(rec[1] == "FR" && i%3 == 0) && rec[1] != "FJ" {
+			continue
+		}
+		cw.Write(rec)
+		if i > 0 {
+			lat, _ := cube.ParseDegrees(rec[2])
+			lng, _ := cube.ParseDegrees(rec[3])
+			pts = append(pts, []int32{lng, lat})
+		}
+	}
+	cw.Flush()
+	os.WriteFile(sample, []byte(b.String()), 0o644)
+
+	data := filepath.Join(shortDir(t), "d")
+	code, out := cubeExec(t, "--data", data, "-n", "world", "import", "--geo", sample)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("imported %d rows into world", len(pts))) {
+		t.Fatalf("import --geo: exit %d\n%s", code, out)
+	}
+	code, out = cubeExec(t, "--data", data, "ns.info", "world")
+	if code != 0 || !strings.Contains(out, "geo: 1") {
+		t.Fatalf("ns.info: exit %d\n%s", code, out)
+	}
+	for _, q := range []struct {
+		lon, lat string
+		r        float64
+	}{{"2.3522", "48.8566", 50_000}, {"179.99", "-16.5", 300_000}, {"-179.99", "-16.5", 300_000}} {
+		lon, _ := cube.ParseDegrees(q.lon)
+		lat, _ := cube.ParseDegrees(q.lat)
+		want := 0
+		for _, p := range pts {
+			if cube.GeoDistance([]int32{lon, lat}, p) <= q.r {
+				want++
+			}
+		}
+		code, out = cubeExec(t, "--data", data, "within", "world", q.lon, q.lat, fmt.Sprint(q.r), "COUNT")
+		if code != 0 || strings.TrimSpace(out) != fmt.Sprint(want) || want == 0 {
+			t.Errorf("within world %s %s %v COUNT: exit %d, %q; want %d", q.lon, q.lat, q.r, code, out, want)
+		}
+	}
+	code, out = cubeExec(t, "--data", data, "nearby", "world", "2.3488", "48.8534", "1")
+	if want := "2.3488 48.8534\t{\"country\":\"FR\",\"name\":\"Paris\"}\t0"; code != 0 || strings.TrimSpace(out) != want {
+		t.Errorf("nearby Paris: exit %d, %q; want %q", code, out, want)
+	}
+	code, out = cubeExec(t, "--data", data, "get", "world", "2.3488", "91")
+	if code == 0 || !strings.Contains(out, "latitude must be decimal degrees in -90..90") {
+		t.Errorf("get at latitude 91: exit %d, %q", code, out)
+	}
+	// Into a plain namespace --geo refuses, and --latlng into a GEO one.
+	if code, out := cubeExec(t, "--data", data, "-n", "world", "import", "--latlng", sample); code != 2 || !strings.Contains(out, "is GEO") {
+		t.Errorf("--latlng into a GEO namespace: exit %d\n%s", code, out)
+	}
+	if code, out := cubeExec(t, "--data", data, "-n", "flat", "import", "--latlng", sample); code != 0 {
+		t.Fatalf("--latlng: exit %d\n%s", code, out)
+	}
+	if code, out := cubeExec(t, "--data", data, "-n", "flat", "import", "--geo", sample); code != 2 || !strings.Contains(out, "is not GEO") {
+		t.Errorf("--geo into a plain namespace: exit %d\n%s", code, out)
 	}
 }

@@ -236,8 +236,12 @@ func (b *binding) guard(name string) {
 	b.fail(vm.KindTrap, "%s: internal error in the host: %v", name, x)
 }
 
-// coord reads a coordinate: an array of Dims() integers within int32.
+// coord reads a coordinate: an array of Dims() integers within int32,
+// or in a geo namespace [longitude, latitude] in degrees (geoCoord).
 func (b *binding) coord(name string, v goja.Value) []int32 {
+	if b.host.Geo() {
+		return b.geoCoord(name, v)
+	}
 	dims := b.host.Dims()
 	o, ok := v.(*goja.Object)
 	if !ok || o.ClassName() != "Array" {
@@ -277,13 +281,50 @@ func describe(v goja.Value) string {
 	return v.String()
 }
 
-// coordValue makes a JavaScript array of c.
+// coordValue makes a JavaScript array of c: integers, or in a geo
+// namespace degrees.
 func (b *binding) coordValue(c []int32) *goja.Object {
 	vals := make([]any, len(c))
 	for i, x := range c {
 		vals[i] = int64(x)
 	}
+	if b.host.Geo() {
+		for i, x := range c {
+			// One correctly rounded division: the double nearest to the
+			// decimal, which JavaScript prints as written (2.3522).
+			vals[i] = float64(x) / geoScale
+		}
+	}
 	return b.r.NewArray(vals...)
+}
+
+// geoScale is the units of a geo namespace in one degree (vm.Host.Geo).
+const geoScale = 1e7
+
+// geoCoord reads [longitude, latitude] in degrees into units of 1e-7
+// degree. A number with at most 7 decimals is exact: its double is within
+// 1e-14 of the decimal, far inside the half unit that rounding forgives.
+func (b *binding) geoCoord(name string, v goja.Value) []int32 {
+	o, ok := v.(*goja.Object)
+	if !ok || o.ClassName() != "Array" || o.Get("length").ToInteger() != 2 {
+		b.throwType("%s: a coordinate in a geographic namespace is [longitude, latitude] in degrees, e.g. [2.3522, 48.8566], got %s", name, describe(v))
+	}
+	c := make([]int32, 2)
+	for i, axis := range [2]struct {
+		name string
+		max  float64
+	}{{"longitude", 180}, {"latitude", 90}} {
+		e := o.Get(idx[i])
+		if !goja.IsNumber(e) {
+			b.throwType("%s: the %s must be a number of degrees, got %s", name, axis.name, describe(e))
+		}
+		f := e.ToFloat()
+		if !(f >= -axis.max && f <= axis.max) {
+			b.throwType("%s: the %s must be within -%v..%v degrees ([longitude, latitude], longitude first), got %v", name, axis.name, axis.max, axis.max, f)
+		}
+		c[i] = int32(math.Round(f * geoScale))
+	}
+	return c
 }
 
 // bytesIn reads a value argument: a string (as UTF-8), a Uint8Array (or

@@ -16,6 +16,9 @@ const batch = 64
 // installCube defines the global cube: the host API in JavaScript form.
 //
 //	cube.dims                      number of dimensions
+//	cube.geo                       true in a geographic namespace: every coordinate in and
+//	                               out is [longitude, latitude] in degrees (exact to 1e-7),
+//	                               nearby's d, maxDist and within's r are metres
 //	cube.args / cube.argsBytes     the run's arguments as a string / Uint8Array
 //	cube.get(c)                    string or null
 //	cube.getBytes(c)               Uint8Array or null
@@ -54,6 +57,7 @@ func (b *binding) installCube() *goja.Object {
 		c.DefineAccessorProperty(name, g, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	getter("dims", func() goja.Value { return r.ToValue(b.host.Dims()) })
+	getter("geo", func() goja.Value { return r.ToValue(b.host.Geo()) })
 	getter("args", func() goja.Value {
 		if b.argsVal == nil {
 			b.argsVal = r.ToValue(string(b.args))

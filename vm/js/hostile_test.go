@@ -220,7 +220,7 @@ func TestNoWayOut(t *testing.T) {
 		};
 	}`, vm.Limits{})
 	got := run(t, p, vmtest.NewHost(1), "")
-	want := `{"cube":["V","args","argsBytes","del","dims","edges","get","getBytes","getJSON","link","log","nearby","path","put","putJSON","region","unlink","walk","within"],` +
+	want := `{"cube":["V","args","argsBytes","del","dims","edges","geo","get","getBytes","getJSON","link","log","nearby","path","put","putJSON","region","unlink","walk","within"],` +
 		`"globals":["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"],"viaCtor":"throws","viaFn":"throws"}`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)

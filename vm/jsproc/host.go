@@ -15,6 +15,7 @@ var errWorkerGone = errors.New("jsproc: the pool closed the worker's input")
 type remoteHost struct {
 	s       *server
 	dims    int
+	geo     bool
 	cursors map[uint32]bool
 }
 
@@ -32,6 +33,8 @@ func (h *remoteHost) do(c *call) (*reply, error) {
 }
 
 func (h *remoteHost) Dims() int { return h.dims }
+
+func (h *remoteHost) Geo() bool { return h.geo }
 
 func (h *remoteHost) Get(ctx context.Context, c []int32) ([]byte, bool, error) {
 	r, err := h.do(&call{Method: mGet, A: c})

@@ -290,7 +290,7 @@ func (p *Pool) exchange(ctx context.Context, w *worker, req *request, host vm.Ho
 	})
 	defer stopWatch()
 	if host != nil {
-		req.Dims = host.Dims()
+		req.Dims, req.Geo = host.Dims(), host.Geo()
 	}
 	if err := w.send(req); err != nil {
 		return nil, p.died(w, g, lim)

@@ -28,6 +28,7 @@ type request struct {
 	Script string
 	Args   []byte
 	Dims   int
+	Geo    bool // the host's namespace is geographic (vm.Host.Geo)
 	Limits limits
 	Reply  *reply
 }

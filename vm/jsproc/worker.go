@@ -137,7 +137,7 @@ func (s *server) handle(req *request) *done {
 		debug.SetMemoryLimit(s.baseHeap + lim.MemoryBytes + dataSlack/2)
 		limitData(s.base + lim.MemoryBytes + dataSlack)
 	}
-	h := &remoteHost{s: s, dims: req.Dims}
+	h := &remoteHost{s: s, dims: req.Dims, geo: req.Geo}
 	defer h.closeAll()
 	var c js.Completion
 	var err error

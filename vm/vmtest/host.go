@@ -12,6 +12,7 @@ import (
 // Host is an in-memory vm.Host. The zero value is not usable; call NewHost.
 type Host struct {
 	dims int
+	geo  bool
 
 	mu       sync.RWMutex
 	st       *state
@@ -27,6 +28,14 @@ var _ vm.Host = (*Host)(nil)
 func NewHost(dims int) *Host {
 	dims = max(1, min(dims, 8))
 	return &Host{dims: dims, st: newState()}
+}
+
+// NewGeoHost returns an empty geographic host: 2 dimensions, (longitude,
+// latitude) in units of 1e-7 degree, writes refused outside [-180, 180] ×
+// [-90, 90], and Nearby and Within in metres on the sphere (haversine,
+// computed as the engine does, to the bit).
+func NewGeoHost() *Host {
+	return &Host{dims: 2, geo: true, st: newState()}
 }
 
 // SetReadOnly makes every later write fail with an error wrapping
@@ -48,6 +57,9 @@ func (h *Host) SetError(err error) {
 // Dims implements vm.Host.
 func (h *Host) Dims() int { return h.dims }
 
+// Geo implements vm.Host.
+func (h *Host) Geo() bool { return h.geo }
+
 func (h *Host) check(op string, cs ...[]int32) error {
 	if h.fail != nil {
 		return h.fail
@@ -67,6 +79,13 @@ func (h *Host) writable(op string, cs ...[]int32) error {
 	}
 	if h.readOnly {
 		return fmt.Errorf("vmtest: %s: %w", op, vm.ErrReadOnly)
+	}
+	if h.geo {
+		for _, c := range cs {
+			if !geoInRange(c) {
+				return fmt.Errorf("vmtest: %s: %w: (%d, %d) is outside longitude [-180, 180] / latitude [-90, 90] (units of 1e-7 degree)", op, ErrBadCoord, c[0], c[1])
+			}
+		}
 	}
 	if h.st.shared.Load() {
 		h.st = h.st.clone()

@@ -49,6 +49,9 @@ func (h *Host) Nearby(_ context.Context, c []int32, k int, maxDist float64) ([]v
 		n  vm.Neighbor
 		d2 *big.Int
 	}
+	if h.geo {
+		return h.geoNearby(c, k, maxDist), nil
+	}
 	var all []cand
 	for _, key := range h.st.sortedKeys() {
 		p := decode(key)
@@ -82,7 +85,7 @@ func (h *Host) Within(ctx context.Context, c []int32, r float64) vm.Cursor[vm.Po
 	var pts []vm.Point
 	for _, key := range h.st.sortedKeys() {
 		p := decode(key)
-		if within(dist2(p, c), r) {
+		if h.geo && geoDist(c, p) <= r || !h.geo && within(dist2(p, c), r) {
 			pts = append(pts, vm.Point{Coord: p, Value: h.st.values[key]})
 		}
 	}

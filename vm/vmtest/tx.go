@@ -27,7 +27,7 @@ func (h *Host) Begin() *Tx {
 	defer h.mu.Unlock()
 	h.st.shared.Store(true)
 	return &Tx{
-		Host:   &Host{dims: h.dims, st: h.st, readOnly: h.readOnly, fail: h.fail},
+		Host:   &Host{dims: h.dims, geo: h.geo, st: h.st, readOnly: h.readOnly, fail: h.fail},
 		parent: h,
 		base:   h.version,
 	}
