@@ -384,20 +384,12 @@ func (tx *Tx) Release() { tx.done = true }
 // Region returns the values inside the box [min, max] in curve order from
 // a snapshot taken now; limit 0 means all. See Tx.Region.
 func (ns *Namespace) Region(ctx context.Context, min, max []int32, limit int) (iter.Seq2[[]int32, []byte], error) {
-	tx, err := ns.valueSnapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return tx.Region(min, max, limit)
+	return ns.region(ctx, min, max, limit)
 }
 
 // Count returns the number of values inside the box [min, max].
 func (ns *Namespace) Count(ctx context.Context, min, max []int32) (int, error) {
-	tx, err := ns.valueSnapshot(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return tx.Count(min, max)
+	return ns.count(ctx, min, max)
 }
 
 // Link creates or replaces the edge from -[label]-> to, with a weight (a

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cubelinux/cube/engine/curve"
 	"github.com/tidwall/btree"
@@ -190,29 +192,97 @@ func inBox(c *pkey, min, max []int32) bool {
 	return true
 }
 
-// valueSnapshot is Snapshot for the Namespace's own region reads, whose
-// transaction never leaves them: it freezes the values alone, not the
-// edges (two tree copies, about a fifth of a small box's time) nor the
-// metadata, and makes the Tx and its snapshot in one allocation. Nothing
-// may read edges or metadata through the Tx it returns.
-func (ns *Namespace) valueSnapshot(ctx context.Context) (*Tx, error) {
+// frozenView returns the read view of the namespace now, for its own
+// region reads, whose transaction would never leave them: the values
+// alone, not the edges (two tree copies) nor the metadata, and not even
+// the B-tree, which only writers and the nearest-neighbour search read.
+// When nothing is waiting to be sealed and the delta is empty, the view
+// is just the run, read under the read lock.
+func (ns *Namespace) frozenView(ctx context.Context) (readView, error) {
 	if ns.dropped.Load() {
-		return nil, fmt.Errorf("%w: %q was dropped", ErrNoNamespace, ns.name)
+		return readView{}, fmt.Errorf("%w: %q was dropped", ErrNoNamespace, ns.name)
 	}
 	if ns.db.closed.Load() {
-		return nil, ErrClosed
+		return readView{}, ErrClosed
 	}
-	v := new(struct {
-		tx   Tx
-		snap snapshot
-	})
-	ns.mu.Lock()
-	ns.idx.seal()
-	v.snap = snapshot{lsn: ns.lastLSN.Load(), tree: ns.idx.tree.Copy(), view: ns.idx.view()}
-	ns.mu.Unlock()
-	if err := ns.db.waitVisible(ctx, v.snap.lsn); err != nil {
+	var v readView
+	var lsn uint64
+	ns.mu.RLock()
+	quiet := ns.idx.pending.n == 0 && ns.idx.delta == nil
+	if quiet {
+		v.base, lsn = ns.idx.base, ns.lastLSN.Load()
+	}
+	ns.mu.RUnlock()
+	if !quiet {
+		ns.mu.Lock()
+		ns.idx.seal()
+		v, lsn = ns.idx.view(), ns.lastLSN.Load()
+		ns.mu.Unlock()
+	}
+	return v, ns.db.waitVisible(ctx, lsn)
+}
+
+// region is Namespace.Region.
+func (ns *Namespace) region(ctx context.Context, min, max []int32, limit int) (iter.Seq2[[]int32, []byte], error) {
+	v, err := ns.frozenView(ctx)
+	if err != nil {
 		return nil, err
 	}
-	v.tx = Tx{ns: ns, snap: &v.snap, lsn: v.snap.lsn}
-	return &v.tx, nil
+	if err := checkBox(min, max, ns.dims); err != nil {
+		return nil, err
+	}
+	return regionSeq(ns, v, min, max, limit), nil
+}
+
+// count is Namespace.Count.
+func (ns *Namespace) count(ctx context.Context, min, max []int32) (int, error) {
+	v, err := ns.frozenView(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkBox(min, max, ns.dims); err != nil {
+		return 0, err
+	}
+	n := 0
+	scanView(v, ns.curve, min, max, func([]int32, []byte) bool { n++; return true })
+	return n, nil
+}
+
+// regionSeq iterates the values of v in the box [min, max] (checked),
+// at most limit of them (0 = all). One allocation holds the query (the
+// box copied, the coordinate buffer) and one the iterator.
+func regionSeq(ns *Namespace, v readView, min, max []int32, limit int) iter.Seq2[[]int32, []byte] {
+	q := &regionQuery{ns: ns, v: v, limit: limit}
+	copy(q.lo[:], min)
+	copy(q.hi[:], max)
+	return q.seq
+}
+
+type regionQuery struct {
+	ns     *Namespace
+	v      readView
+	lo, hi pkey
+	limit  int
+	buf    pkey
+	busy   atomic.Bool // an iteration is using buf
+}
+
+func (q *regionQuery) seq(yield func([]int32, []byte) bool) {
+	dims := q.ns.dims
+	// The coordinate each step yields lives in q.buf, unless another
+	// iteration of the same sequence (nested, or on another goroutine)
+	// holds it: each iteration reuses its own.
+	var buf []int32
+	if q.busy.CompareAndSwap(false, true) {
+		defer q.busy.Store(false)
+		buf = q.buf[:dims]
+	} else {
+		buf = make([]int32, dims)
+	}
+	n := 0
+	scanView(q.v, q.ns.curve, q.lo[:dims], q.hi[:dims], func(c []int32, val []byte) bool {
+		copy(buf, c)
+		n++
+		return yield(buf, val) && (q.limit <= 0 || n < q.limit)
+	})
 }

@@ -335,3 +335,37 @@ func TestRegionRunConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestRegionNestedSameSeq ranges over one Region sequence inside a range
+// over the same sequence: each iteration has its own coordinate buffer,
+// so the outer coordinate stays put while the inner loop runs. Break it
+// caught: every iteration sharing the query's buffer (the outer
+// coordinate became the inner loop's last one).
+func TestRegionNestedSameSeq(t *testing.T) {
+	db := openMem(t, vfs.NewMem(), engine.Options{Sync: engine.SyncNone})
+	defer db.Close()
+	ns := mustNS(t, db, "n", 2)
+	for x := int32(0); x < 4; x++ {
+		if err := ns.Put(ctx, []int32{x, x}, []byte{byte(x)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seq, err := ns.Region(ctx, []int32{0, 0}, []int32{3, 3}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer := 0
+	for c, v := range seq {
+		inner := 0
+		for range seq {
+			inner++
+		}
+		if inner != 4 || c[0] != int32(v[0]) || c[1] != int32(v[0]) {
+			t.Fatalf("outer point %v=%v after an inner loop of %d points", c, v, inner)
+		}
+		outer++
+	}
+	if outer != 4 {
+		t.Fatalf("%d outer points, want 4", outer)
+	}
+}

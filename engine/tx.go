@@ -213,19 +213,10 @@ func (tx *Tx) Region(min, max []int32, limit int) (iter.Seq2[[]int32, []byte], e
 	if err := checkBox(min, max, ns.dims); err != nil {
 		return nil, err
 	}
-	min, max = slices.Clone(min), slices.Clone(max)
 	if !tx.writable {
-		v := tx.snap.view
-		return func(yield func([]int32, []byte) bool) {
-			buf := make([]int32, ns.dims)
-			n := 0
-			scanView(v, ns.curve, min, max, func(c []int32, val []byte) bool {
-				copy(buf, c)
-				n++
-				return yield(buf, val) && (limit <= 0 || n < limit)
-			})
-		}, nil
+		return regionSeq(ns, tx.snap.view, min, max, limit), nil
 	}
+	min, max = slices.Clone(min), slices.Clone(max)
 	t := tx.tree()
 	return func(yield func([]int32, []byte) bool) {
 		buf := make([]int32, ns.dims)
