@@ -426,3 +426,68 @@ func TestNearLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestNearbyGeo: on a geographic host the ABI passes distances through,
+// so they are metres on the sphere and cross the antimeridian, with
+// coordinates as raw int32 (1e-7 degree). Break caught: converting
+// max_dist in the ABI (metres to degrees) left London out of the 500 km
+// nearby, unlike the host's own answer.
+func TestNearbyGeo(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "probe", vm.Limits{})
+	h := vmtest.NewGeoHost()
+	deg := func(lon, lat float64) []int32 { return []int32{int32(math.Round(lon * 1e7)), int32(math.Round(lat * 1e7))} }
+	cities := map[string][]int32{
+		"paris": deg(2.3522, 48.8566), "london": deg(-0.1276, 51.5072), "berlin": deg(13.405, 52.52),
+		"east": deg(179.95, 0), "west": deg(-179.95, 0),
+	}
+	for name, c := range cities {
+		if err := h.Put(ctx, c, []byte(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := func(off int) uint64 { return uint64(outAt + off) }
+	for _, q := range []struct {
+		centre  string
+		k       int
+		maxDist float64
+		want    []string
+	}{
+		{"paris", 3, math.Inf(1), []string{"paris", "london", "berlin"}},
+		{"paris", 3, 500e3, []string{"paris", "london"}},
+		{"east", 2, math.Inf(1), []string{"east", "west"}}, // 11 km apart across the antimeridian
+	} {
+		st, mem, err := probe(t, p, h, coords(cities[q.centre]...), call{fNearby, []uint64{dataAt, uint64(q.k), f64(q.maxDist), o(16), 1000, o(0), o(4)}})
+		if err != nil || st[0] != 0 {
+			t.Fatalf("nearby %s: %v %v", q.centre, st, err)
+		}
+		got := decodeNeighbors(t, mem[16:], 2, int(binary.LittleEndian.Uint32(mem)), int(binary.LittleEndian.Uint32(mem[4:])))
+		hostMax := q.maxDist
+		if math.IsInf(hostMax, 1) {
+			hostMax = 0
+		}
+		ref, _ := h.Nearby(ctx, cities[q.centre], q.k, hostMax)
+		if !sameNeighbors(got, fromHost(ref)) {
+			t.Fatalf("nearby %s:\n got %v\nwant %v", q.centre, got, fromHost(ref))
+		}
+		var names []string
+		for _, n := range got {
+			names = append(names, n.value)
+		}
+		if !slices.Equal(names, q.want) {
+			t.Errorf("nearby %s k %d max %v: %v, want %v", q.centre, q.k, q.maxDist, names, q.want)
+		}
+		if q.centre == "east" && (got[1].dist < 10e3 || got[1].dist > 12e3) {
+			t.Errorf("east to west: %v m, want about 11 km", got[1].dist)
+		}
+	}
+	// within_open, read with region_next: the same metres.
+	st, mem, err := probe(t, p, h, coords(cities["paris"]...),
+		call{fWithinOpen, []uint64{dataAt, f64(500e3), o(0)}}, call{fRegionNext, []uint64{1, o(16), 1000, o(4), o(8)}})
+	if err != nil || st[0] != 0 || st[1] != 0 {
+		t.Fatalf("within: %v %v", st, err)
+	}
+	if n := binary.LittleEndian.Uint32(mem[4:]); n != 2 {
+		t.Errorf("within 500 km of Paris: %d points, want 2 (Paris, London)", n)
+	}
+}
