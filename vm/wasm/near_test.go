@@ -436,7 +436,9 @@ func TestNearbyGeo(t *testing.T) {
 	s := newSandbox(t)
 	p := compile(t, s, "probe", vm.Limits{})
 	h := vmtest.NewGeoHost()
-	deg := func(lon, lat float64) []int32 { return []int32{int32(math.Round(lon * 1e7)), int32(math.Round(lat * 1e7))} }
+	deg := func(lon, lat float64) []int32 {
+		return []int32{int32(math.Round(lon * 1e7)), int32(math.Round(lat * 1e7))}
+	}
 	cities := map[string][]int32{
 		"paris": deg(2.3522, 48.8566), "london": deg(-0.1276, 51.5072), "berlin": deg(13.405, 52.52),
 		"east": deg(179.95, 0), "west": deg(-179.95, 0),
