@@ -1,6 +1,7 @@
 package wasm_test
 
 import (
+	"context"
 	"encoding/binary"
 	"sort"
 	"testing"
@@ -109,4 +110,40 @@ func BenchmarkAggregate_Go(b *testing.B) {
 			b.Fatal(n)
 		}
 	}
+}
+
+// fixedNear answers every Nearby with the same ten neighbours (100-byte
+// values), so BenchmarkNearby_ABI times the ABI alone: the call, the
+// checks and the packing, with no search.
+type fixedNear struct {
+	vm.Host
+	near []vm.Neighbor
+}
+
+func (h *fixedNear) Nearby(context.Context, []int32, int, float64) ([]vm.Neighbor, error) {
+	return h.near, nil
+}
+
+// BenchmarkNearby_ABI: one nearby (k = 10) from a guest, per call in a run
+// of 100, against a host that does not search (plugins' BenchmarkNearby
+// times the real search).
+func BenchmarkNearby_ABI(b *testing.B) {
+	s := newSandbox(b)
+	p := compile(b, s, "nearloop", vm.Limits{Isolation: vm.Reuse})
+	h := &fixedNear{Host: vmtest.NewHost(3)}
+	for i := range int32(10) {
+		h.near = append(h.near, vm.Neighbor{Coord: []int32{i, i, i}, Value: make([]byte, 100), Dist: float64(i)})
+	}
+	centres := make([][]int32, 100)
+	for i := range centres {
+		centres[i] = []int32{int32(i), 0, 0}
+	}
+	args := nearArgs(centres...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := p.Run(ctx, h, args); err != nil || binary.LittleEndian.Uint32(res.Output) != 1000 {
+			b.Fatal(res, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/call")
 }
