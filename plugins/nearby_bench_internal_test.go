@@ -115,8 +115,9 @@ func nearArgs(centres ...[]int32) []byte {
 // of 1,000 random ones: the same centre twice in a row would find the
 // second query's tree nodes in the CPU's caches. "query" is one query per
 // iteration in its own read transaction (the guest's in its own run of a
-// reused instance: the run's set-up included); "call" is 100 queries in
-// one transaction (one run), reported per query.
+// reused instance: the run's set-up included); "empty" is that run
+// making no query, against an empty read transaction; "call" is 100
+// queries in one transaction (one run), reported per query.
 func BenchmarkNearby(b *testing.B) {
 	ns, centres := nearNS(b)
 	ctx := context.Background()
@@ -178,6 +179,10 @@ func BenchmarkNearby(b *testing.B) {
 	}
 	b.Run("query", func(b *testing.B) {
 		both(b, 1, func(i int) { wasmRun(one[i%half], 10) }, func(i int) { goRun(goCentres[i%half]) })
+	})
+	b.Run("empty", func(b *testing.B) {
+		empty := nearArgs()
+		both(b, 1, func(int) { wasmRun(empty, 0) }, func(int) { goRun() })
 	})
 	b.Run("call", func(b *testing.B) {
 		both(b, batch, func(i int) { wasmRun(many[i%len(many)], 10*batch) }, func(i int) {
