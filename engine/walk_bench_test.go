@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/cubelinux/cube/engine"
@@ -22,6 +23,9 @@ func benchmarkWalk(b *testing.B, order engine.Order) {
 	o := engine.WalkOptions{Order: order, MaxDepth: 3, Label: "e"}
 	b.ReportAllocs()
 	b.ResetTimer()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU(b)
 	nodes := 0
 	for i := 0; b.Loop(); i++ {
 		steps, err := ns.Walk(ctx, starts[i%len(starts)], o)
@@ -30,6 +34,7 @@ func benchmarkWalk(b *testing.B, order engine.Order) {
 		}
 		nodes += len(steps)
 	}
+	b.ReportMetric(float64(threadCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
 }
 
