@@ -42,8 +42,12 @@ func distance(v float64) bool { return v >= 0 } // false for NaN too
 // makes the host hold more points for nothing. The guest then gets
 // StatusTooSmall with a need beyond its memory either way.
 func (rs *runState) maxNeighbors() int {
-	limit := int64(memoryPages(rs.g.Limits().MemoryBytes)) * 65536
-	return int(limit/int64(neighborRecordSize(rs.dims, 0))) + 1
+	return int(rs.memoryLimit()/int64(neighborRecordSize(rs.dims, 0))) + 1
+}
+
+// memoryLimit is the most memory the guest can grow to, in bytes.
+func (rs *runState) memoryLimit() int64 {
+	return int64(memoryPages(rs.g.Limits().MemoryBytes)) * 65536
 }
 
 // hostNearby: (centre, k, max_dist, buf, cap, n_out, needed_out). The k
@@ -51,7 +55,7 @@ func (rs *runState) maxNeighbors() int {
 // +Inf means no bound and 0 the centre alone (the host's Nearby takes 0
 // for no bound, so 0 goes to it as the smallest positive distance, which
 // keeps exactly the points at distance 0). *n_out and *needed_out are set
-// on 0 and 2.
+// on 0 and 2 (the need saturates at 2^32-1, beyond any buffer).
 func hostNearby(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	const fn = "nearby"
 	mem := memory(m)
@@ -86,7 +90,7 @@ func hostNearby(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		}
 		count := len(near)
 		binary.LittleEndian.PutUint32(nOut, uint32(count))
-		binary.LittleEndian.PutUint32(needOut, uint32(size))
+		binary.LittleEndian.PutUint32(needOut, uint32(min(size, math.MaxUint32)))
 		if size <= len(buf) {
 			// The usual case: packed straight into the guest's buffer,
 			// nothing kept.
@@ -96,6 +100,10 @@ func hostNearby(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 			s[0] = StatusOK
 			return
 		}
+		s[0] = StatusTooSmall
+		if int64(size) > rs.memoryLimit() {
+			return // no buffer the guest can make would hold it: nothing to keep
+		}
 		// Kept for the retry with a bigger buffer, which must not pay for
 		// the search again.
 		data := make([]byte, size)
@@ -103,7 +111,6 @@ func hostNearby(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 			used += packNeighbor(data[used:], near[0])
 		}
 		rs.cache = packCache{key: string(key), data: data, count: count}
-		s[0] = StatusTooSmall
 		return
 	}
 	binary.LittleEndian.PutUint32(nOut, uint32(rs.cache.count))

@@ -493,3 +493,29 @@ func TestNearbyGeo(t *testing.T) {
 		t.Errorf("within 500 km of Paris: %d points, want 2 (Paris, London)", n)
 	}
 }
+
+// TestNearbyHopeless: an answer larger than the guest's memory can ever
+// be is not kept for a retry that cannot come (each call searches again).
+// Break caught: without the check the host kept 1.3 MiB for a guest
+// limited to 1 MiB, and the second call found it cached.
+func TestNearbyHopeless(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "probe", vm.Limits{MemoryBytes: 1 << 20})
+	base := vmtest.NewHost(1)
+	for i := range int32(20) {
+		_ = base.Put(ctx, []int32{i}, make([]byte, 64<<10))
+	}
+	h := &spyHost{Host: base}
+	o := func(off int) uint64 { return uint64(outAt + off) }
+	c := call{fNearby, []uint64{dataAt, 20, f64(math.Inf(1)), o(16), 64, o(0), o(4)}}
+	st, mem, err := probe(t, p, h, coords(0), c, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint32(20 * (8 + 4 + 4 + 64<<10)); st[1] != wasm.StatusTooSmall || binary.LittleEndian.Uint32(mem[4:]) != want {
+		t.Fatalf("status %d need %d, want 2 and %d", st[1], binary.LittleEndian.Uint32(mem[4:]), want)
+	}
+	if h.nearby != 2 {
+		t.Errorf("%d searches, want 2 (nothing kept)", h.nearby)
+	}
+}
