@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -27,6 +28,9 @@ func table(res *result) string {
 	var b strings.Builder
 	c := res.cfg
 	fmt.Fprintf(&b, "# cube beside its peers\n\n")
+	if rev := revision(); rev != "" {
+		fmt.Fprintf(&b, "cube at %s. ", rev)
+	}
 	fmt.Fprintf(&b, "%d 3-D points in [0,%d)³ and %d 2-D points in [0,%d)², %d-byte values; a graph over the first %d points with %d out-edges each (weight: distance). "+
 		"Each store loaded once and at rest (cube checkpointed and reopened, Pebble flushed and compacted, bbolt synced). "+
 		"%d queries of each kind per repetition, %d repetitions: a cell is the median of the repetitions' median query, with their range, "+
@@ -77,6 +81,16 @@ func table(res *result) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// revision is the commit the bench ran on (cube is ../ by the replace
+// directive), with "+dirty" if the work tree had changes; "" outside git.
+func revision() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty=+dirty", "--abbrev=7").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func count(n float64) string {
