@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cubelinux/cube"
 )
@@ -17,6 +18,7 @@ type cubeStore struct {
 	lo, hi    []int32 // reused query corners
 	c3, c2    []int32
 	from, to  []int32
+	phases    string // how long each part of the load took
 }
 
 func newCube(dir string) *cubeStore {
@@ -43,6 +45,11 @@ func (s *cubeStore) load(ctx context.Context, d *dataset) error {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
+	phase := func(name string) {
+		s.phases += fmt.Sprintf(" %s %v", name, time.Since(t0).Round(time.Millisecond))
+		t0 = time.Now()
+	}
 	const batch = 10000
 	for i := 0; i < len(d.pts); i += batch {
 		err := pts.Update(ctx, func(tx *cube.Tx) error {
@@ -57,6 +64,7 @@ func (s *cubeStore) load(ctx context.Context, d *dataset) error {
 			return err
 		}
 	}
+	phase("points")
 	for i := 0; i < len(d.flat); i += batch {
 		err := flat.Update(ctx, func(tx *cube.Tx) error {
 			for _, p := range d.flat[i:min(i+batch, len(d.flat))] {
@@ -70,6 +78,7 @@ func (s *cubeStore) load(ctx context.Context, d *dataset) error {
 			return err
 		}
 	}
+	phase("2-D points")
 	for i := 0; i < len(d.adj); i += batch / outDegree {
 		err := pts.Update(ctx, func(tx *cube.Tx) error {
 			for u := i; u < min(i+batch/outDegree, len(d.adj)); u++ {
@@ -85,16 +94,19 @@ func (s *cubeStore) load(ctx context.Context, d *dataset) error {
 			return err
 		}
 	}
+	phase("edges")
 	// At rest: checkpointed, closed, and opened again from the checkpoint.
 	if _, err := s.db.Checkpoint(ctx); err != nil {
 		return err
 	}
+	phase("checkpoint")
 	if err := s.db.Close(); err != nil {
 		return err
 	}
 	if err := s.open(); err != nil {
 		return err
 	}
+	phase("close and open")
 	if s.pts, err = s.db.Namespace("pts"); err != nil {
 		return err
 	}
@@ -106,6 +118,8 @@ func (s *cubeStore) load(ctx context.Context, d *dataset) error {
 	}
 	return nil
 }
+
+func (s *cubeStore) loadPhases() string { return s.phases }
 
 func (s *cubeStore) close() error {
 	if s.db == nil {

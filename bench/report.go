@@ -77,7 +77,7 @@ func table(res *result) string {
 	}
 	b.WriteString("\n| store | load (points, 2-D points, edges; to rest) |\n|---|---:|\n")
 	for _, s := range res.stores {
-		fmt.Fprintf(&b, "| %s | %s |\n", s, dur(res.loads[s]))
+		fmt.Fprintf(&b, "| %s | %s%s |\n", s, dur(res.loads[s]), phases(res.phases[s]))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -91,6 +91,13 @@ func revision() string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+func phases(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " (" + strings.TrimSpace(p) + ")"
 }
 
 func count(n float64) string {

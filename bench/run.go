@@ -76,6 +76,7 @@ type result struct {
 	stores    []string
 	t         map[string]map[string]*timing
 	loads     map[string]time.Duration
+	phases    map[string]string // a store's load, part by part
 	started   time.Time
 	elapsed   time.Duration
 }
@@ -97,7 +98,7 @@ func logf(cfg config, format string, args ...any) {
 // query it supports, checks every answer against the references, and
 // closes it before the next store loads.
 func run(ctx context.Context, cfg config) (*result, error) {
-	res := &result{cfg: cfg, t: map[string]map[string]*timing{}, loads: map[string]time.Duration{}, started: time.Now()}
+	res := &result{cfg: cfg, t: map[string]map[string]*timing{}, loads: map[string]time.Duration{}, phases: map[string]string{}, started: time.Now()}
 	t0 := time.Now()
 	d := makeDataset(cfg.seed, cfg.world, cfg.points, cfg.flat, cfg.nodes)
 	res.workloads = workloads(cfg, d)
@@ -136,6 +137,10 @@ func measureStore(ctx context.Context, cfg config, d *dataset, s store, res *res
 	}
 	res.loads[s.name()] = time.Since(t0)
 	logf(cfg, "%s: loaded in %v", s.name(), res.loads[s.name()].Round(time.Millisecond))
+	if p, ok := s.(interface{ loadPhases() string }); ok {
+		res.phases[s.name()] = p.loadPhases()
+		logf(cfg, "%s: load:%s", s.name(), p.loadPhases())
+	}
 	for _, w := range res.workloads {
 		t := &timing{}
 		for rep := range cfg.reps {

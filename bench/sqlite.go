@@ -23,7 +23,10 @@ type sqliteStore struct {
 func (s *sqliteStore) name() string { return "SQLite R*Tree" }
 
 func (s *sqliteStore) load(ctx context.Context, d *dataset) (err error) {
-	s.db, err = sql.Open("sqlite", "file:"+filepath.Join(s.dir, "pts.db")+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	s.db, err = sql.Open("sqlite", "file:"+filepath.Join(s.dir, "pts.db")+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
+		// A page cache that holds the whole database (the default is 2 MB),
+		// as the other stores hold theirs in memory.
+		"&_pragma=cache_size(-1048576)&_pragma=mmap_size(2147483648)")
 	if err != nil {
 		return err
 	}
