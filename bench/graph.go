@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"slices"
 )
 
 // The graph queries written by hand for the key-value stores, over a
@@ -44,37 +45,33 @@ type label struct {
 
 // boundedPath is the least-weight path of at most hops edges (hop-bounded
 // Bellman-Ford: round h relaxes the out-edges of the nodes that round h-1
-// improved). Each round keeps its own labels so that the path can be read
-// back through the rounds.
+// improved, from the weights they had at the end of round h-1, so that
+// round h finds every path of h edges and none longer). Each round keeps
+// the labels it set so that the path can be read back through the rounds.
 func boundedPath(edges edgesFunc, from, to point, hops int) ([]point, float64, bool) {
+	type frozen struct {
+		p point
+		w float64 // its weight when its round ended
+	}
 	rounds := []map[point]label{{from: {w: 0}}}
-	best := map[point]float64{from: 0} // the labels as of the last round
-	changed := []point{from}
+	best := make(map[point]float64, 1<<hops*outDegree)
+	best[from] = 0
+	changed := []frozen{{from, 0}}
 	for h := 1; h <= hops && len(changed) > 0; h++ {
-		prev := best
-		cur := map[point]label{}
+		cur := make(map[point]label, len(changed)*outDegree)
 		for _, u := range changed {
-			wu := prev[u]
-			edges(u, func(v point, w float64) {
-				w += wu
-				old, ok := prev[v]
-				if l, set := cur[v]; set {
-					old, ok = l.w, true
-				}
-				if ok && w >= old {
+			edges(u.p, func(v point, w float64) {
+				w += u.w
+				if old, ok := best[v]; ok && w >= old {
 					return
 				}
-				cur[v] = label{w: w, parent: u, round: h}
+				best[v] = w
+				cur[v] = label{w: w, parent: u.p, round: h}
 			})
 		}
-		best = make(map[point]float64, len(prev)+len(cur))
-		for k, v := range prev {
-			best[k] = v
-		}
 		changed = changed[:0]
-		for k, l := range cur {
-			best[k] = l.w
-			changed = append(changed, k)
+		for v, l := range cur {
+			changed = append(changed, frozen{v, l.w})
 		}
 		rounds = append(rounds, cur)
 	}
@@ -82,7 +79,7 @@ func boundedPath(edges edgesFunc, from, to point, hops int) ([]point, float64, b
 	if !ok {
 		return nil, 0, false
 	}
-	// Read back: the label of v that was in force at round h is the one
+	// Read back: the label of v in force at the end of round h is the one
 	// set by the latest round <= h.
 	at := func(v point, h int) label {
 		for ; h > 0; h-- {
@@ -101,9 +98,7 @@ func boundedPath(edges edgesFunc, from, to point, hops int) ([]point, float64, b
 		path = append(path, l.parent)
 		v, h = l.parent, l.round-1
 	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
+	slices.Reverse(path)
 	return path, w, true
 }
 
