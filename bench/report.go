@@ -83,14 +83,21 @@ func table(res *result) string {
 	return b.String()
 }
 
-// revision is the commit the bench ran on (cube is ../ by the replace
-// directive), with "+dirty" if the work tree had changes; "" outside git.
+// revision names the cube measured: the last commit that changed its Go
+// code outside bench/ (a commit of main, which a rebase of bench's own
+// commits does not rename), with "+dirty" if that code has changes; ""
+// outside git.
 func revision() string {
-	out, err := exec.Command("git", "describe", "--always", "--dirty=+dirty", "--abbrev=7").Output()
-	if err != nil {
+	cubeCode := []string{":/*.go", ":/go.mod", ":/go.sum", ":(exclude,top)bench"}
+	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%h", "--"}, cubeCode...)...).Output()
+	rev := strings.TrimSpace(string(out))
+	if err != nil || rev == "" {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	if exec.Command("git", append([]string{"diff", "--quiet", "HEAD", "--"}, cubeCode...)...).Run() != nil {
+		rev += "+dirty"
+	}
+	return rev
 }
 
 func phases(p string) string {
