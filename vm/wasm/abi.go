@@ -473,7 +473,7 @@ func hostEdgesNext(ctx context.Context, rs *runState, m api.Module, s []uint64) 
 // (the start's from is itself).
 func hostWalk(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 	mem := memory(m)
-	start := rs.newCoord(mem, "walk", "start", u32(s[0]))
+	rawStart := view(mem, "walk", "start", u32(s[0]), uint32(4*rs.dims))
 	lab, okLabel := label(mem, "walk", u32(s[4]), u32(s[5]))
 	needOut := view(mem, "walk", "needed out-pointer", u32(s[9]), 4)
 	buf := view(mem, "walk", "buffer", u32(s[7]), u32(s[8]))
@@ -483,8 +483,9 @@ func hostWalk(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 		s[0] = StatusBadArg
 		return
 	}
-	key := fmt.Sprint("walk", start, order, depth, dir, lab, limit)
-	if rs.cache.key != key {
+	key := rs.key("walk", []uint64{uint64(order), uint64(depth), uint64(dir), uint64(limit)}, rawStart, []byte(lab))
+	if rs.cache.key != string(key) {
+		start := rs.newCoord(mem, "walk", "start", u32(s[0]))
 		steps, err := rs.host.Walk(ctx, start, vm.WalkOptions{Order: vm.WalkOrder(order), MaxDepth: int(depth), Label: lab, Direction: d, Limit: int(limit)})
 		if err != nil {
 			s[0] = rs.hostErr("walk", err)
@@ -502,7 +503,7 @@ func hostWalk(ctx context.Context, rs *runState, m api.Module, s []uint64) {
 			}
 			putCoord(r[4+cw:], from)
 		}
-		rs.cache = packCache{key: key, data: data}
+		rs.cache = packCache{key: string(key), data: data}
 	}
 	binary.LittleEndian.PutUint32(needOut, uint32(len(rs.cache.data)))
 	rs.cache.copyTo(buf, s)

@@ -22,6 +22,12 @@ type spyHost struct {
 	maxDist float64
 	paths   int
 	hops    int
+	walks   int
+}
+
+func (h *spyHost) Walk(ctx context.Context, start []int32, o vm.WalkOptions) ([]vm.WalkStep, error) {
+	h.walks++
+	return h.Host.Walk(ctx, start, o)
 }
 
 func (h *spyHost) Nearby(ctx context.Context, c []int32, k int, maxDist float64) ([]vm.Neighbor, error) {
@@ -517,5 +523,39 @@ func TestNearbyHopeless(t *testing.T) {
 	}
 	if h.nearby != 2 {
 		t.Errorf("%d searches, want 2 (nothing kept)", h.nearby)
+	}
+}
+
+// TestWalkCache: walk's retry after status 2 comes from the cache, and a
+// call with other arguments does not. Break caught: a cache key without the
+// limit answered the limit-2 walk with the 3 steps cached before.
+func TestWalkCache(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "probe", vm.Limits{})
+	o := func(off int) uint64 { return uint64(outAt + off) }
+	// walk(start, order, max_depth, dir, label, label_len, limit, buf, cap, needed_out)
+	walk := func(limit, cap uint64) call {
+		return call{fWalk, []uint64{dataAt, 0, 2, 0, 0, 0, limit, o(16), cap, o(0)}}
+	}
+	for _, tc := range []struct {
+		name  string
+		calls []call
+		want  []uint32
+		need  uint32
+		walks int
+	}{
+		{"retry", []call{walk(0, 8), walk(0, 512)}, []uint32{wasm.StatusTooSmall, 0}, 60, 1},
+		{"other limit", []call{walk(0, 8), walk(2, 512)}, []uint32{wasm.StatusTooSmall, 0}, 40, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &spyHost{Host: nearHost()}
+			st, mem, err := probe(t, p, h, coords(0, 0), tc.calls...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(st, tc.want) || binary.LittleEndian.Uint32(mem) != tc.need || h.walks != tc.walks {
+				t.Errorf("statuses %v need %d walks %d, want %v, %d, %d", st, binary.LittleEndian.Uint32(mem), h.walks, tc.want, tc.need, tc.walks)
+			}
+		})
 	}
 }
