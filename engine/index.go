@@ -162,10 +162,10 @@ type pendingList struct {
 const pendingChunk = 4096
 
 func (l *pendingList) add(it vitem) {
-	if l.n%pendingChunk == 0 {
+	if l.n%pendingChunk == 0 && l.n/pendingChunk == len(l.chunks) {
 		l.chunks = append(l.chunks, make([]vitem, 0, pendingChunk))
 	}
-	c := &l.chunks[len(l.chunks)-1]
+	c := &l.chunks[l.n/pendingChunk]
 	*c = append(*c, it)
 	l.n++
 }
@@ -174,8 +174,18 @@ func (l *pendingList) at(i int32) *vitem {
 	return &l.chunks[i/pendingChunk][i%pendingChunk]
 }
 
+// reset empties the list but keeps its first chunk: a store that
+// interleaves writes and reads seals a few items at a time, and a fresh
+// 384 KiB chunk for each batch made its garbage (and GC) cost more than
+// the seal itself. The items are cleared so that they pin no values.
 func (l *pendingList) reset() {
-	l.chunks, l.n = nil, 0
+	if len(l.chunks) == 0 {
+		return
+	}
+	c := l.chunks[0]
+	clear(c)
+	l.chunks = append(l.chunks[:0:0], c[:0])
+	l.n = 0
 }
 
 type sortKey struct {

@@ -181,3 +181,34 @@ func BenchmarkRegion(b *testing.B) {
 		runRegion(b, ns, []benchBox{{[]int32{0, 0}, []int32{255, 255}, 256 * 256}})
 	})
 }
+
+// BenchmarkRegionAfterPut overwrites one point of the 1,000,000-point
+// store (same value, so the other benchmarks' counts hold) before each
+// side-16 box: the read seals the write, so this times what a write costs
+// the reads that follow it (the delta beside the run, and the merges of
+// the two), not a store at rest.
+func BenchmarkRegionAfterPut(b *testing.B) {
+	ns := store1M.get(b, 3, randomCube(1_000_000))
+	boxes := cubeBoxes(store1M.pts, 16, 64, false)
+	val := make([]byte, 100)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := ns.Put(ctx, store1M.pts[(i*7919)%len(store1M.pts)], val); err != nil {
+			b.Fatal(err)
+		}
+		bx := &boxes[i%len(boxes)]
+		seq, err := ns.Region(ctx, bx.min, bx.max, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for range seq {
+			n++
+		}
+		if n != bx.want {
+			b.Fatalf("box %v..%v: %d points, want %d", bx.min, bx.max, n, bx.want)
+		}
+		i++
+	}
+}
