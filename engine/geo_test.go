@@ -216,6 +216,26 @@ func TestGeoNearbyRandom(t *testing.T) {
 				model[coordKey(c)] = regionPoint{cv.Encode(c), c, v}
 			}
 			radii := []float64{0, 1, 1000, 50_000, 300_000, 2_000_000, 12_000_000, 25_000_000, math.Inf(1)}
+			// A first query makes the columnar run; the deletes and puts
+			// after it stay in its delta (fewer than 1/16 of the run), so
+			// the queries below read both.
+			checkGeoWithin(t, cv, model, ns, sh.centre(rng), 1000, 0)
+			for key, p := range model {
+				if rng.IntN(40) == 0 {
+					if _, err := ns.Delete(ctx, p.c); err != nil {
+						t.Fatal(err)
+					}
+					delete(model, key)
+				}
+			}
+			for i := range 50 {
+				c := sh.coord(rng)
+				v := []byte(fmt.Sprint("new", i))
+				if err := ns.Put(ctx, c, v); err != nil {
+					t.Fatal(err)
+				}
+				model[coordKey(c)] = regionPoint{cv.Encode(c), c, v}
+			}
 			for range 60 {
 				c := sh.centre(rng)
 				k := []int{1, 3, 10, 100}[rng.IntN(4)]
@@ -227,6 +247,23 @@ func TestGeoNearbyRandom(t *testing.T) {
 				checkGeoWithin(t, cv, model, ns, c, r, 0)
 				checkGeoWithin(t, cv, model, ns, c, r, 1+rng.IntN(20))
 			}
+			// And in a read-only transaction (its snapshot's view) and a
+			// writable one (the B-tree with its own writes).
+			rd := func(tx *engine.Tx) {
+				c := sh.centre(rng)
+				got, err := tx.Nearby(ctx, c, 10, engine.NearbyOptions{})
+				want := wantGeoNearby(cv, model, c, 10, 0)
+				if err != nil || len(got) != len(want) {
+					t.Fatalf("tx.Nearby: %d, %v; want %d", len(got), err, len(want))
+				}
+				for i := range want {
+					if !slices.Equal(got[i].Coord, want[i].c) {
+						t.Fatalf("tx.Nearby(%v) #%d = %v, want %v", c, i, got[i].Coord, want[i].c)
+					}
+				}
+			}
+			ns.View(ctx, func(tx *engine.Tx) error { rd(tx); return nil })
+			ns.Update(ctx, func(tx *engine.Tx) error { rd(tx); return nil })
 		})
 	}
 }

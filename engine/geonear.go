@@ -36,15 +36,14 @@ func geoD2(d float64) dist2 { return dist2{lo: math.Float64bits(d)} }
 
 // geoNearby is Tx.Nearby on a geo namespace; maxDist is in metres, 0 for
 // no bound.
-func (tx *Tx) geoNearby(ctx context.Context, c []int32, k int, maxDist float64) ([]Neighbor, error) {
-	ns := tx.ns
+func (ns *Namespace) geoNearby(ctx context.Context, src nearSource, c []int32, k int, maxDist float64) ([]Neighbor, error) {
 	if err := ns.geoCentre(c); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	q := nearQuery{ctx: ctx, cv: ns.curve, dims: 2, k: k, t: tx.tree(), geo: true}
+	q := nearQuery{ctx: ctx, cv: ns.curve, dims: 2, k: k, src: src, geo: true}
 	q.centre = toPkey(c)
 	cosC := math.Cos(float64(q.centre[1]) * unitRad)
 	r := q.geoFirstRadius(cosC)
@@ -56,7 +55,7 @@ func (tx *Tx) geoNearby(ctx context.Context, c []int32, k int, maxDist float64) 
 	}
 	q.heap = make(nearHeap, 0, min(q.k, preallocMax))
 	for _, b := range geoCover(&q.centre, r) {
-		scanTree(q.t, q.cv, b.min[:], b.max[:], func(p *pkey, val []byte) bool {
+		q.src.scan(q.cv, b.min[:], b.max[:], func(p *pkey, val []byte) bool {
 			if q.seen++; q.seen%ctxEvery == 0 {
 				if q.err = q.ctx.Err(); q.err != nil {
 					return false
@@ -78,21 +77,18 @@ func (tx *Tx) geoNearby(ctx context.Context, c []int32, k int, maxDist float64) 
 // smallest distance among the centre's neighbours on the curve, or +Inf
 // when the tree holds fewer than k points.
 func (q *nearQuery) geoFirstRadius(cosC float64) float64 {
-	if q.t.Len() <= q.k {
+	if q.src.size() <= q.k {
 		return math.Inf(1)
 	}
 	best := make([]dist2, 0, min(q.k, preallocMax)) // a max-heap of the k smallest distances seen
 	n := 0
-	visit := func(it vitem) bool {
-		if it.lsn&tombBit != 0 {
-			return true
-		}
+	visit := func(c *pkey) bool {
 		if n++; n%ctxEvery == 0 {
 			if q.err = q.ctx.Err(); q.err != nil {
 				return false
 			}
 		}
-		d := geoD2(geoDist(&q.centre, &it.c, cosC))
+		d := geoD2(geoDist(&q.centre, c, cosC))
 		if len(best) < q.k {
 			best = append(best, d)
 			upD(best, len(best)-1)
@@ -102,15 +98,10 @@ func (q *nearQuery) geoFirstRadius(cosC float64) float64 {
 		}
 		return n < max(q.k, nearCandidates)
 	}
-	pivot := vitem{key: q.cv.Encode(q.centre[:2])}
-	q.t.Ascend(pivot, visit)
+	pivot := q.cv.Encode(q.centre[:2])
+	q.src.probe(pivot, true, visit)
 	n = 0
-	q.t.Descend(pivot, func(it vitem) bool {
-		if it.key == pivot.key {
-			return true // Ascend had it
-		}
-		return visit(it)
-	})
+	q.src.probe(pivot, false, visit)
 	if len(best) < q.k {
 		return math.Inf(1)
 	}
@@ -133,10 +124,9 @@ func (q *nearQuery) offer(d dist2, p *pkey, val []byte) {
 	}
 }
 
-// geoWithin is Tx.Within on a geo namespace; r is in metres.
-func (tx *Tx) geoWithin(c []int32, r float64, limit int) iter.Seq2[[]int32, []byte] {
-	ns := tx.ns
-	t, centre, cv := tx.tree(), toPkey(c), ns.curve
+// geoWithin is Within on a geo namespace; r is in metres.
+func (ns *Namespace) geoWithin(src nearSource, c []int32, r float64, limit int) iter.Seq2[[]int32, []byte] {
+	centre, cv := toPkey(c), ns.curve
 	cosC := math.Cos(float64(centre[1]) * unitRad)
 	boxes := geoCover(&centre, r)
 	return func(yield func([]int32, []byte) bool) {
@@ -148,7 +138,7 @@ func (tx *Tx) geoWithin(c []int32, r float64, limit int) iter.Seq2[[]int32, []by
 			return yield(buf, val) && (limit == 0 || n < limit)
 		}
 		if len(boxes) == 1 {
-			scanTree(t, cv, boxes[0].min[:], boxes[0].max[:], func(p *pkey, val []byte) bool {
+			src.scan(cv, boxes[0].min[:], boxes[0].max[:], func(p *pkey, val []byte) bool {
 				if geoDist(&centre, p, cosC) > r {
 					return true
 				}
@@ -161,7 +151,7 @@ func (tx *Tx) geoWithin(c []int32, r float64, limit int) iter.Seq2[[]int32, []by
 		// curve order) and the two lists merged.
 		var hits [2][]geoHit
 		for i, b := range boxes {
-			scanTree(t, cv, b.min[:], b.max[:], func(p *pkey, val []byte) bool {
+			src.scan(cv, b.min[:], b.max[:], func(p *pkey, val []byte) bool {
 				if geoDist(&centre, p, cosC) <= r {
 					hits[i] = append(hits[i], geoHit{cv.Encode(p[:2]), *p, val})
 				}

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/cubelinux/cube/engine/curve"
-	"github.com/tidwall/btree"
 )
 
 // Nearest neighbours and radius queries are built on the region scan: a
@@ -62,27 +61,39 @@ type WithinOptions struct {
 
 // Nearby returns the k points nearest to c, nearest first, from a
 // snapshot taken now. See Tx.Nearby.
+//
+// It reads the namespace's read view (the columnar run and its delta,
+// as Region does), not a transaction's B-tree: no tree to copy, and
+// arrays to scan.
 func (ns *Namespace) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]Neighbor, error) {
-	var out []Neighbor
-	err := ns.View(ctx, func(tx *Tx) (err error) { out, err = tx.Nearby(ctx, c, k, o); return err })
-	return out, err
+	v, err := ns.frozenView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ns.nearby(ctx, nearSource{v: v}, c, k, o)
 }
 
 // Within iterates the values at distance at most r from c, in curve
 // order, from a snapshot taken now. See Tx.Within.
 func (ns *Namespace) Within(ctx context.Context, c []int32, r float64, o WithinOptions) (iter.Seq2[[]int32, []byte], error) {
-	tx, err := ns.Snapshot(ctx)
+	v, err := ns.frozenView(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return tx.Within(c, r, o)
+	return ns.within(nearSource{v: v}, c, r, o)
 }
 
 // CountWithin returns the number of values at distance at most r from c.
 func (ns *Namespace) CountWithin(ctx context.Context, c []int32, r float64) (int, error) {
-	var n int
-	err := ns.View(ctx, func(tx *Tx) (err error) { n, err = tx.CountWithin(c, r); return err })
-	return n, err
+	seq, err := ns.Within(ctx, c, r, WithinOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for range seq {
+		n++
+	}
+	return n, nil
 }
 
 // Nearby returns the k points nearest to c by Euclidean distance over the
@@ -107,7 +118,11 @@ func (tx *Tx) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]
 	if err := tx.check(false); err != nil {
 		return nil, err
 	}
-	ns := tx.ns
+	return tx.ns.nearby(ctx, tx.nearSource(), c, k, o)
+}
+
+// nearby is Nearby over src.
+func (ns *Namespace) nearby(ctx context.Context, src nearSource, c []int32, k int, o NearbyOptions) ([]Neighbor, error) {
 	if err := checkCoord(c, ns.dims); err != nil {
 		return nil, err
 	}
@@ -122,9 +137,9 @@ func (tx *Tx) Nearby(ctx context.Context, c []int32, k int, o NearbyOptions) ([]
 		}
 	}
 	if ns.geo {
-		return tx.geoNearby(ctx, c, k, o.MaxDist)
+		return ns.geoNearby(ctx, src, c, k, o.MaxDist)
 	}
-	q := nearQuery{ctx: ctx, cv: ns.curve, dims: ns.dims, k: k, limit: limit, t: tx.tree()}
+	q := nearQuery{ctx: ctx, cv: ns.curve, dims: ns.dims, k: k, limit: limit, src: src}
 	q.centre = toPkey(c)
 	if err := q.run(); err != nil {
 		return nil, err
@@ -151,7 +166,11 @@ func (tx *Tx) Within(c []int32, r float64, o WithinOptions) (iter.Seq2[[]int32, 
 	if err := tx.check(false); err != nil {
 		return nil, err
 	}
-	ns := tx.ns
+	return tx.ns.within(tx.nearSource(), c, r, o)
+}
+
+// within is Within over src.
+func (ns *Namespace) within(src nearSource, c []int32, r float64, o WithinOptions) (iter.Seq2[[]int32, []byte], error) {
 	if err := checkCoord(c, ns.dims); err != nil {
 		return nil, err
 	}
@@ -166,14 +185,14 @@ func (tx *Tx) Within(c []int32, r float64, o WithinOptions) (iter.Seq2[[]int32, 
 		if err := ns.geoCentre(c); err != nil {
 			return nil, err
 		}
-		return tx.geoWithin(c, r, o.Limit), nil
+		return ns.geoWithin(src, c, r, o.Limit), nil
 	}
-	t, centre, dims := tx.tree(), toPkey(c), ns.dims
+	centre, dims := toPkey(c), ns.dims
 	min, max := box(&centre, dims, r2.sqrtFloor())
 	return func(yield func([]int32, []byte) bool) {
 		buf := make([]int32, dims)
 		n := 0
-		scanTree(t, ns.curve, min, max, func(p *pkey, val []byte) bool {
+		src.scan(ns.curve, min, max, func(p *pkey, val []byte) bool {
 			if r2.less(distSq(p, &centre, dims)) {
 				return true
 			}
@@ -345,7 +364,7 @@ type nearQuery struct {
 	dims   int
 	k      int
 	limit  dist2 // squared MaxDist, or noLimit
-	t      *btree.BTreeG[vitem]
+	src    nearSource
 	centre pkey
 	heap   nearHeap
 	err    error
@@ -398,21 +417,18 @@ const nearCandidates = 32
 // points next to the centre on the curve (see the top of this file), or
 // all of int32 when the tree holds fewer than k of them.
 func (q *nearQuery) firstSide() uint64 {
-	if q.t.Len() <= q.k {
+	if q.src.size() <= q.k {
 		return fullSide
 	}
 	best := make([]dist2, 0, min(q.k, preallocMax)) // a max-heap of the k smallest distances seen
 	n := 0
-	visit := func(it vitem) bool {
-		if it.lsn&tombBit != 0 {
-			return true
-		}
+	visit := func(c *pkey) bool {
 		if n++; n%ctxEvery == 0 {
 			if q.err = q.ctx.Err(); q.err != nil {
 				return false
 			}
 		}
-		d := distSq(&it.c, &q.centre, q.dims)
+		d := distSq(c, &q.centre, q.dims)
 		if len(best) < q.k {
 			best = append(best, d)
 			upD(best, len(best)-1)
@@ -422,15 +438,10 @@ func (q *nearQuery) firstSide() uint64 {
 		}
 		return n < max(q.k, nearCandidates)
 	}
-	pivot := vitem{key: q.cv.Encode(q.centre[:q.dims])}
-	q.t.Ascend(pivot, visit)
+	pivot := q.cv.Encode(q.centre[:q.dims])
+	q.src.probe(pivot, true, visit)
 	n = 0
-	q.t.Descend(pivot, func(it vitem) bool {
-		if it.key == pivot.key {
-			return true // Ascend had it
-		}
-		return visit(it)
-	})
+	q.src.probe(pivot, false, visit)
 	if len(best) < q.k {
 		return fullSide
 	}
@@ -441,7 +452,7 @@ func (q *nearQuery) firstSide() uint64 {
 func (q *nearQuery) scan(h uint64) {
 	q.heap = make(nearHeap, 0, min(q.k, preallocMax))
 	min, max := box(&q.centre, q.dims, h)
-	scanTree(q.t, q.cv, min, max, func(p *pkey, val []byte) bool {
+	q.src.scan(q.cv, min, max, func(p *pkey, val []byte) bool {
 		q.seen++
 		if q.seen%ctxEvery == 0 {
 			if q.err = q.ctx.Err(); q.err != nil {
