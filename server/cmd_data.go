@@ -82,6 +82,10 @@ func cmdRegion(cl *call) error {
 	}
 	for i := range lo {
 		if lo[i] > hi[i] {
+			if cl.geo {
+				return usageErr("bad box: min %s is above max %s degrees of %s (the box is min longitude latitude then max longitude latitude; one across the antimeridian is two boxes)",
+					cube.FormatDegrees(lo[i]), cube.FormatDegrees(hi[i]), [2]string{"longitude", "latitude"}[i])
+			}
 			return usageErr("bad box: min %d is above max %d on axis %d (the box is min1..mind then max1..maxd)", lo[i], hi[i], i+1)
 		}
 	}

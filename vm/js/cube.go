@@ -135,6 +135,9 @@ func (b *binding) installCube() *goja.Object {
 		limit := b.optInt(name, o, "limit", -1)
 		for i := range lo {
 			if lo[i] > hi[i] {
+				if b.host.Geo() {
+					b.throwType("%s: min %v > max %v degrees of %s: the box is inverted (a box across the antimeridian is two boxes)", name, float64(lo[i])/geoScale, float64(hi[i])/geoScale, [2]string{"longitude", "latitude"}[i])
+				}
 				b.throwType("%s: min %d > max %d on axis %d: the box is inverted", name, lo[i], hi[i], i)
 			}
 		}

@@ -63,6 +63,7 @@ func TestGeoErrors(t *testing.T) {
 		{`cube.get([1, 2, 3])`, "is [longitude, latitude] in degrees"},
 		{`cube.nearby(["2", 48], 1)`, "the longitude must be a number of degrees"},
 		{`cube.within([NaN, 0], 5)`, "the longitude must be within"},
+		{`cube.region([170, 0], [-170, 1])`, "cube.region: min 170 > max -170 degrees of longitude"},
 	} {
 		p := compile(t, sb, "function run() { "+tt.src+" }", vm.Limits{})
 		_, err := p.Run(context.Background(), h, nil)
