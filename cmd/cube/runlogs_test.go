@@ -120,7 +120,9 @@ func TestDaemonEvalLimits(t *testing.T) {
 	}
 	// Under a small MEMORY, an allocation fails with a hint that names
 	// EVAL's MEMORY option.
-	err = rc.Do(ctx, "EVAL", "t", "let s = 'x'; for (;;) s += s", "MEMORY", 8).Err()
+	// TIMEOUT 2000: on a loaded machine a fresh worker for MEMORY 8 may
+	// not be running the script within the default second.
+	err = rc.Do(ctx, "EVAL", "t", "let s = 'x'; for (;;) s += s", "MEMORY", 8, "TIMEOUT", 2000).Err()
 	if err == nil || !strings.Contains(err.Error(), "memory limit") || !strings.Contains(err.Error(), "EVAL ns script [arg] MEMORY mib") {
 		t.Fatalf("EVAL MEMORY 8 of a string bomb: %v", err)
 	}
