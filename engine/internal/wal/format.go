@@ -209,10 +209,19 @@ func lastNonZero(b []byte) int {
 	return i
 }
 
-// findValid scans b from offset from for any record that validates under
-// salt with an LSN of at least minLSN. It returns its offset or -1.
-func findValid(b []byte, from int, salt uint32, minLSN uint64) (record, int) {
+// findValid scans b, a segment whose first LSN is first, from offset from
+// for any record that validates under salt with an LSN of at least minLSN.
+// It returns its offset or -1.
+//
+// A record at offset off follows at most (off-header)/recHeaderSize
+// others in its segment, so its LSN is at most first plus that: a header
+// claiming any other LSN is refused before its checksum is computed. Without
+// the bound, every offset of damaged data whose garbage length field
+// pointed far into a preallocated segment cost a checksum of megabytes
+// (seconds of CPU for a few kilobytes of damage).
+func findValid(b []byte, from int, salt uint32, minLSN, first uint64) (record, int) {
 	off := from
+	lo := max(minLSN, first)
 	for off+recHeaderSize <= len(b) {
 		// A header needs a non-zero LSN, so it overlaps a non-zero byte.
 		k := nextNonZero(b, off)
@@ -221,6 +230,11 @@ func findValid(b []byte, from int, salt uint32, minLSN uint64) (record, int) {
 		}
 		if k-recHeaderSize+1 > off {
 			off = k - recHeaderSize + 1
+			continue
+		}
+		hi := first + uint64(max(off-segHeaderSize, 0)/recHeaderSize)
+		if lsn := binary.LittleEndian.Uint64(b[off+8:]); lsn < lo || lsn > hi {
+			off++
 			continue
 		}
 		if r, st := decodeRecord(b[off:], salt); st == recOK && r.lsn >= minLSN {

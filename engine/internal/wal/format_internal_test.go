@@ -55,7 +55,7 @@ func TestZerosNeverParse(t *testing.T) {
 		if _, st := decodeRecord(z, salt); st != recZero {
 			t.Fatalf("zeros decode as %d", st)
 		}
-		if _, off := findValid(z, 0, salt, 1); off != -1 {
+		if _, off := findValid(z, 0, salt, 1, 1); off != -1 {
 			t.Fatalf("findValid found a record in zeros at %d", off)
 		}
 	}
@@ -112,7 +112,7 @@ func FuzzDecodeRecord(f *testing.F) {
 				t.Fatalf("accepted inconsistent record %+v from %d bytes", r, len(data))
 			}
 		}
-		findValid(data, 0, salt, 1)
+		findValid(data, 0, salt, 1, 1)
 		// Valid encodings round trip, also followed by other bytes.
 		if lsn == 0 || synced >= lsn {
 			return
@@ -127,4 +127,31 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatal("record validates under another salt")
 		}
 	})
+}
+
+// TestFindValidBoundsTheLSN: a record is only looked for at LSNs its offset
+// allows (each earlier record of the segment takes at least a header), so
+// damaged bytes whose length field points megabytes ahead are refused
+// before a checksum over them is computed. It caught the bound removed: a
+// well-formed record claiming LSN 1000 at the segment's first offset was
+// returned, and repairing 25 KB of damage in a preallocated 64 MiB segment
+// took 22 s of CPU (0.2 s with it).
+func TestFindValidBoundsTheLSN(t *testing.T) {
+	const salt = 7
+	seg := make([]byte, segHeaderSize)
+	seg = appendRecord(seg, salt, 1000, 0, []byte("far"), nil)
+	if _, off := findValid(seg, segHeaderSize, salt, 1, 1); off != -1 {
+		t.Fatalf("a record claiming LSN 1000 at offset %d of a segment starting at 1 was accepted", off)
+	}
+	if r, off := findValid(seg, segHeaderSize, salt, 1, 1000); off != segHeaderSize || r.lsn != 1000 {
+		t.Fatalf("the same record in a segment starting at 1000: offset %d, lsn %d", off, r.lsn)
+	}
+	// Two records in: LSN first+2 is possible at the third record's place.
+	seg = seg[:segHeaderSize]
+	for lsn := uint64(5); lsn < 8; lsn++ {
+		seg = appendRecord(seg, salt, lsn, 0, []byte("x"), nil)
+	}
+	if r, off := findValid(seg, segHeaderSize+1, salt, 1, 5); off < 0 || r.lsn != 6 {
+		t.Fatalf("the next record after a damaged first: offset %d, lsn %d", off, r.lsn)
+	}
 }

@@ -164,7 +164,7 @@ func scan(fs vfs.FS, dir string, c *crypt.Cipher, after uint64, replay func(uint
 		// A bad record. In the last segment it is a torn write unless a
 		// later record validates and says the bad spot had been synced
 		// when it was appended; anywhere else it is corruption.
-		later, loff := findValid(buf, off+1, h.salt, expected)
+		later, loff := findValid(buf, off+1, h.salt, expected, h.firstLSN)
 		if tampered {
 			// A crash cannot make a checksum valid: not a torn write.
 			corrupt(int64(off), "%s", bad)
@@ -200,7 +200,7 @@ func (st *scanState) lostAfter(fs vfs.FS, files []scanned, buf []byte, expected 
 	max := uint64(0)
 	if h, reason := decodeSegHeader(buf); reason == "" {
 		for off := segHeaderSize; ; {
-			r, o := findValid(buf, off, h.salt, expected)
+			r, o := findValid(buf, off, h.salt, expected, h.firstLSN)
 			if o < 0 {
 				break
 			}
@@ -220,7 +220,7 @@ func (st *scanState) lostAfter(fs vfs.FS, files []scanned, buf []byte, expected 
 			continue
 		}
 		for off := segHeaderSize; ; {
-			r, o := findValid(data, off, h.salt, 1)
+			r, o := findValid(data, off, h.salt, 1, h.firstLSN)
 			if o < 0 {
 				break
 			}
