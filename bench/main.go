@@ -112,7 +112,10 @@ func newStore(name, dir string) (store, error) {
 	case "pebble":
 		return &pebbleStore{dir: dir}, nil
 	case "sqlite":
-		return &sqliteStore{dir: dir}, nil
+		if s := newSQLite(dir); s != nil {
+			return s, nil
+		}
+		return nil, nil
 	case "redis":
 		if !redisAvailable() {
 			return nil, nil

@@ -1,3 +1,5 @@
+//go:build !nosqlite
+
 package main
 
 import (
@@ -9,6 +11,12 @@ import (
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite, R*Tree included
 )
+
+// haveSQLite: this build measures SQLite (the nosqlite tag leaves it out,
+// and with it the long compile of a pure-Go SQLite, as CI's tiny run does).
+const haveSQLite = true
+
+func newSQLite(dir string) store { return &sqliteStore{dir: dir} }
 
 // sqliteStore is SQLite (modernc.org/sqlite, pure Go) with the values in
 // a rowid table and the points in an integer R*Tree (rtree_i32) whose
