@@ -13,7 +13,7 @@ import (
 // and after cube.region(...) or cube.within(...). They mirror vm/js's API (vm/js/cube.go,
 // gizmo.go, region.go).
 var (
-	cubeMembers   = []string{"V", "args", "argsBytes", "del", "dims", "edges", "get", "getBytes", "getJSON", "link", "log", "nearby", "path", "put", "putJSON", "region", "unlink", "walk", "within"}
+	cubeMembers   = []string{"V", "args", "argsBytes", "del", "dims", "edges", "geo", "get", "getBytes", "getJSON", "link", "log", "nearby", "path", "put", "putJSON", "region", "unlink", "walk", "within"}
 	gizmoMethods  = []string{"all", "both", "count", "first", "has", "in", "limit", "out", "values"}
 	regionMethods = []string{"count", "next", "return", "toArray"}
 	// jsGlobals are offered for a bare word, with the session's own names.

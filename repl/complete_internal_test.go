@@ -69,7 +69,7 @@ func TestComplete(t *testing.T) {
 		}
 	}
 	// The cursor in the middle of a line keeps what follows.
-	head, got, tail := c.complete(context.Background(), "cube.ge([1])", len("cube.ge"))
+	head, got, tail := c.complete(context.Background(), "cube.get([1])", len("cube.get"))
 	if head != "cube." || tail != "([1])" || !slices.Equal(got, []string{"get", "getBytes", "getJSON"}) {
 		t.Errorf("mid-line completion = %q, %q, %q", head, got, tail)
 	}
