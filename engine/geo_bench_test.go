@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/cubelinux/cube/engine"
@@ -22,54 +21,11 @@ import (
 //
 //	go test -run XXX -bench 'Geo' -count 6 ./engine/ | tee geo.txt
 
-type geoStore struct {
-	once sync.Once
-	ns   *engine.Namespace
-	pts  [][]int32
-}
-
+// The geo stores are built like the region benchmarks' (regionStore).
 var (
-	geoCities geoStore
-	geo1M     geoStore
+	geoCities regionStore
+	geo1M     regionStore
 )
-
-func (s *geoStore) get(b *testing.B, pts func(b *testing.B) [][]int32) *engine.Namespace {
-	s.once.Do(func() {
-		dir, err := os.MkdirTemp("", "cube-geo-bench-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		db, err := engine.Open(dir, engine.Options{Sync: engine.SyncNone, CheckpointInterval: -1, CheckpointLogSize: 1 << 40})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ns, err := db.CreateNamespace(ctx, "g", engine.NamespaceOptions{Geo: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		val := make([]byte, 100)
-		s.pts = pts(b)
-		if err := ns.Update(ctx, func(tx *engine.Tx) error {
-			for _, p := range s.pts {
-				if err := tx.Put(p, val); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := db.Checkpoint(ctx); err != nil {
-			b.Fatal(err)
-		}
-		s.ns = ns
-	})
-	if s.ns == nil {
-		b.Fatal("geo store failed to build")
-	}
-	return s.ns
-}
 
 // cityPoints reads the bundled cities' (lng, lat), distinct.
 func cityPoints(b *testing.B) [][]int32 {
@@ -127,7 +83,7 @@ func sphereRand(rng *rand.Rand) []int32 {
 
 type geoBench struct {
 	name    string
-	store   *geoStore
+	store   *regionStore
 	pts     func(*testing.B) [][]int32
 	centres func(pts [][]int32) [][]int32
 }
@@ -154,7 +110,7 @@ var geoBenches = []geoBench{
 func BenchmarkGeoNearby(b *testing.B) {
 	for _, gb := range geoBenches {
 		b.Run(gb.name+"-k10", func(b *testing.B) {
-			ns := gb.store.get(b, gb.pts)
+			ns := gb.store.get(b, engine.NamespaceOptions{Geo: true}, func() [][]int32 { return gb.pts(b) })
 			centres := gb.centres(gb.store.pts)
 			for _, c := range centres[:2] {
 				checkGeoBrute(b, ns, gb.store.pts, c, 10)
@@ -176,7 +132,7 @@ func BenchmarkGeoNearby(b *testing.B) {
 func BenchmarkGeoWithin(b *testing.B) {
 	for _, gb := range geoBenches {
 		b.Run(gb.name+"-50km", func(b *testing.B) {
-			ns := gb.store.get(b, gb.pts)
+			ns := gb.store.get(b, engine.NamespaceOptions{Geo: true}, func() [][]int32 { return gb.pts(b) })
 			centres := gb.centres(gb.store.pts)
 			hits := 0
 			b.ReportAllocs()

@@ -20,7 +20,7 @@ import (
 func BenchmarkNearby(b *testing.B) {
 	for _, k := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("3d-1M-k%d", k), func(b *testing.B) {
-			ns := store1M.get(b, 3, randomCube(1_000_000))
+			ns := store1M.get(b, engine.NamespaceOptions{Dims: 3}, randomCube(1_000_000))
 			centres := benchCentres(64)
 			for _, c := range centres[:4] {
 				checkNearbyBrute(b, ns, store1M.pts, c, k)
@@ -42,7 +42,7 @@ func BenchmarkNearby(b *testing.B) {
 func BenchmarkWithin(b *testing.B) {
 	for _, r := range []float64{10, 40} {
 		b.Run(fmt.Sprintf("3d-1M-r%v", r), func(b *testing.B) {
-			ns := store1M.get(b, 3, randomCube(1_000_000))
+			ns := store1M.get(b, engine.NamespaceOptions{Dims: 3}, randomCube(1_000_000))
 			centres := benchCentres(64)
 			hits := 0
 			b.ReportAllocs()

@@ -183,14 +183,7 @@ func keyLess(a, b *curve.Key) bool {
 }
 
 // inBox reports whether c lies in the box [min, max].
-func inBox(c *pkey, min, max []int32) bool {
-	for i := range min {
-		if c[i] < min[i] || c[i] > max[i] {
-			return false
-		}
-	}
-	return true
-}
+func inBox(c *pkey, min, max []int32) bool { return inBoxSlice(c[:len(min)], min, max) }
 
 // frozenView returns the read view of the namespace now, for its own
 // region reads, whose transaction would never leave them: the values

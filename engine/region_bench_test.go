@@ -39,7 +39,7 @@ var (
 // the checkpoint is written: a region read never touches the files (the
 // index and the values are in memory), and a benchmark has no hook that
 // runs at process exit to remove it later. The store is never closed.
-func (s *regionStore) get(b *testing.B, dims int, pts func() [][]int32) *engine.Namespace {
+func (s *regionStore) get(b *testing.B, o engine.NamespaceOptions, pts func() [][]int32) *engine.Namespace {
 	s.once.Do(func() {
 		dir, err := os.MkdirTemp("", "cube-region-bench-")
 		if err != nil {
@@ -50,7 +50,7 @@ func (s *regionStore) get(b *testing.B, dims int, pts func() [][]int32) *engine.
 		if err != nil {
 			b.Fatal(err)
 		}
-		ns, err := db.CreateNamespace(ctx, "r", engine.NamespaceOptions{Dims: dims})
+		ns, err := db.CreateNamespace(ctx, "r", o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -168,16 +168,16 @@ func runRegion(b *testing.B, ns *engine.Namespace, boxes []benchBox) {
 func BenchmarkRegion(b *testing.B) {
 	for _, side := range []int32{16, 64, 128} {
 		b.Run(fmt.Sprintf("3d-1M-side%d", side), func(b *testing.B) {
-			ns := store1M.get(b, 3, randomCube(1_000_000))
+			ns := store1M.get(b, engine.NamespaceOptions{Dims: 3}, randomCube(1_000_000))
 			runRegion(b, ns, cubeBoxes(store1M.pts, side, 64, false))
 		})
 	}
 	b.Run("3d-20k-side16-empty", func(b *testing.B) {
-		ns := store20k.get(b, 3, randomCube(20_000))
+		ns := store20k.get(b, engine.NamespaceOptions{Dims: 3}, randomCube(20_000))
 		runRegion(b, ns, cubeBoxes(store20k.pts, 16, 64, true))
 	})
 	b.Run("2d-grid-256x256", func(b *testing.B) {
-		ns := storeGrid2.get(b, 2, grid256)
+		ns := storeGrid2.get(b, engine.NamespaceOptions{Dims: 2}, grid256)
 		runRegion(b, ns, []benchBox{{[]int32{0, 0}, []int32{255, 255}, 256 * 256}})
 	})
 }
@@ -188,7 +188,7 @@ func BenchmarkRegion(b *testing.B) {
 // the reads that follow it (the delta beside the run, and the merges of
 // the two), not a store at rest.
 func BenchmarkRegionAfterPut(b *testing.B) {
-	ns := store1M.get(b, 3, randomCube(1_000_000))
+	ns := store1M.get(b, engine.NamespaceOptions{Dims: 3}, randomCube(1_000_000))
 	boxes := cubeBoxes(store1M.pts, 16, 64, false)
 	val := make([]byte, 100)
 	b.ReportAllocs()
