@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,6 +75,9 @@ func BenchmarkRegion256x256(b *testing.B) {
 	ns, _ := loaded(b)
 	min, max := []int32{0, 0, 2000}, []int32{255, 255, 2000}
 	b.ReportAllocs()
+	runtime.LockOSThread() // threadCPU reads this thread's clock
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU(b)
 	for b.Loop() {
 		seq, err := ns.Region(ctx, min, max, 0)
 		if err != nil {
@@ -88,6 +92,7 @@ func BenchmarkRegion256x256(b *testing.B) {
 			b.Fatalf("region returned %d", n)
 		}
 	}
+	b.ReportMetric(float64(threadCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkRegionCount256x256(b *testing.B) {

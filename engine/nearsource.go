@@ -92,7 +92,7 @@ func (s *nearSource) scan(cv *curve.Curve, min, max []int32, fn func(c *pkey, va
 		return
 	}
 	var p pkey
-	scanView(s.v, cv, min, max, func(c []int32, val []byte) bool {
+	scanView(s.v, cv, min, max, nil, func(c []int32, val []byte) bool {
 		copy(p[:], c)
 		return fn(&p, val)
 	})

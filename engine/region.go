@@ -237,7 +237,7 @@ func (ns *Namespace) count(ctx context.Context, min, max []int32) (int, error) {
 		return 0, err
 	}
 	n := 0
-	scanView(v, ns.curve, min, max, func([]int32, []byte) bool { n++; return true })
+	scanView(v, ns.curve, min, max, nil, func([]int32, []byte) bool { n++; return true })
 	return n, nil
 }
 
@@ -272,10 +272,13 @@ func (q *regionQuery) seq(yield func([]int32, []byte) bool) {
 	} else {
 		buf = make([]int32, dims)
 	}
+	if q.limit <= 0 {
+		scanView(q.v, q.ns.curve, q.lo[:dims], q.hi[:dims], buf, yield)
+		return
+	}
 	n := 0
-	scanView(q.v, q.ns.curve, q.lo[:dims], q.hi[:dims], func(c []int32, val []byte) bool {
-		copy(buf, c)
+	scanView(q.v, q.ns.curve, q.lo[:dims], q.hi[:dims], buf, func(c []int32, val []byte) bool {
 		n++
-		return yield(buf, val) && (q.limit <= 0 || n < q.limit)
+		return yield(c, val) && n < q.limit
 	})
 }

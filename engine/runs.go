@@ -173,8 +173,10 @@ func (r *run) search(from int, k *curve.Key) int {
 
 // scanView calls fn for every live value of v inside [min, max] in curve
 // order until fn returns false. The coordinate slice fn gets is dims long
-// and must not be kept or changed.
-func scanView(v readView, cv *curve.Curve, min, max []int32, fn func(c []int32, val []byte) bool) {
+// and must not be kept or changed, unless out is given: then each
+// coordinate is copied into out (dims long) and fn gets out, so that fn
+// can be a caller's yield itself, with no closure between the scan and it.
+func scanView(v readView, cv *curve.Curve, min, max, out []int32, fn func(c []int32, val []byte) bool) {
 	var delta []vitem
 	if v.delta != nil {
 		delta = collectDelta(v.delta, cv, min, max)
@@ -191,7 +193,7 @@ func scanView(v readView, cv *curve.Curve, min, max []int32, fn func(c []int32, 
 			if k != nil && !keyLess(&d.key, k) {
 				return true, d.key == *k
 			}
-			if !d.tomb() && !fn(d.c[:v.base.dims], d.val) {
+			if !d.tomb() && !fn(emit(out, d.c[:v.base.dims]), d.val) {
 				return false, false
 			}
 		}
@@ -229,13 +231,24 @@ func scanView(v readView, cv *curve.Curve, min, max []int32, fn func(c []int32, 
 					continue // flush's next call emits the delta's version
 				}
 			}
-			if !fn(c, r.vals[i]) {
+			if !fn(emit(out, c), r.vals[i]) {
 				return
 			}
 			i++
 		}
 	}
 	flush(nil)
+}
+
+// emit returns c, or c copied into out when out is given.
+func emit(out, c []int32) []int32 {
+	if out == nil {
+		return c
+	}
+	for i, x := range c { // a few words: a loop, not a call to memmove
+		out[i] = x
+	}
+	return out
 }
 
 // collectDelta returns the items of t in the box, tombstones included,

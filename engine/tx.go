@@ -239,7 +239,7 @@ func (tx *Tx) Count(min, max []int32) (int, error) {
 	}
 	n := 0
 	if !tx.writable {
-		scanView(tx.snap.view, tx.ns.curve, min, max, func([]int32, []byte) bool { n++; return true })
+		scanView(tx.snap.view, tx.ns.curve, min, max, nil, func([]int32, []byte) bool { n++; return true })
 		return n, nil
 	}
 	scanTree(tx.tree(), tx.ns.curve, min, max, func(*pkey, []byte) bool { n++; return true })
