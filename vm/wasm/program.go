@@ -27,43 +27,51 @@ type Program struct {
 	mem     memPool
 
 	counter    string // export name of the stack counter (instrument.Result.Counter)
+	stop       string // export name of the stop flag (instrument.Result.Stop)
+	yield      uint32 // index of the rewriter's import among the imported functions
 	stackSlots uint32 // the stack budget, in 8-byte slots
 
 	mu     sync.Mutex
-	idle   []instance // vm.Reuse only
+	idle   []*instance // vm.Reuse only
 	closed bool
 }
 
 var _ vm.Program = (*Program)(nil)
 
 type instance struct {
-	m   api.Module
-	run api.Function
+	m    api.Module
+	run  api.Function
+	stop stopper
 }
 
 // instantiate makes a new instance in its initial state: start function
 // run, _initialize called.
-func (p *Program) instantiate(ctx context.Context) (instance, error) {
+func (p *Program) instantiate(ctx context.Context) (*instance, error) {
 	m, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, &p.mem), p.mod, p.mcfg)
 	if err != nil {
-		return instance{}, err
+		return nil, err
 	}
+	in := &instance{m: m, run: m.ExportedFunction("run")}
+	in.stop.flag = m.ExportedGlobal(p.stop).(api.MutableGlobal)
 	if p.hasInit {
 		var stack [1]uint64
-		if err := m.ExportedFunction("_initialize").CallWithStack(ctx, stack[:]); err != nil {
+		disarm := in.stop.arm(ctx)
+		err := m.ExportedFunction("_initialize").CallWithStack(ctx, stack[:])
+		disarm()
+		if err != nil {
 			err = p.stackErr(m, err)
 			_ = m.Close(context.WithoutCancel(ctx))
-			return instance{}, err
+			return nil, err
 		}
 	}
-	return instance{m: m, run: m.ExportedFunction("run")}, nil
+	return in, nil
 }
 
-func (p *Program) acquire(ctx context.Context) (instance, error) {
+func (p *Program) acquire(ctx context.Context) (*instance, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return instance{}, ErrClosed
+		return nil, ErrClosed
 	}
 	if n := len(p.idle); n > 0 {
 		in := p.idle[n-1]
@@ -77,7 +85,7 @@ func (p *Program) acquire(ctx context.Context) (instance, error) {
 
 // release closes a Fresh instance, or parks a healthy Reuse one for the
 // next run.
-func (p *Program) release(ctx context.Context, in instance, healthy bool) {
+func (p *Program) release(ctx context.Context, in *instance, healthy bool) {
 	if healthy && p.lim.Isolation == vm.Reuse {
 		p.mu.Lock()
 		if !p.closed {
@@ -116,7 +124,9 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 		return rs.g.Result(), p.classify(ctx, tctx, err, rs, nil)
 	}
 	var stack [1]uint64
+	disarm := in.stop.arm(tctx)
 	err = in.run.CallWithStack(rctx, stack[:])
+	disarm()
 	rs.closeCursors()
 	var ec exitCode
 	exited := errors.As(err, &ec)
@@ -168,6 +178,9 @@ func (p *Program) classify(ctx, tctx context.Context, err error, rs *runState, m
 		return &vm.Error{Kind: vm.KindTimeout, Msg: fmt.Sprintf("still running after the time limit of %v", p.lim.Timeout), Err: err}
 	case errors.As(err, &se) && se.ExitCode() == sys.ExitCodeContextCanceled, ctx.Err() != nil:
 		return &vm.Error{Kind: vm.KindAborted, Msg: "the run was cancelled", Err: ctx.Err()}
+	case errors.Is(err, errStopped):
+		// Stopped with the context still live: the program was closed.
+		return &vm.Error{Kind: vm.KindAborted, Msg: "program closed", Err: err}
 	}
 	var ec exitCode
 	if errors.As(err, &ec) {

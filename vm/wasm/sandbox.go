@@ -105,8 +105,10 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 	if closed {
 		return nil, ErrClosed
 	}
+	// No close-on-context-done: the rewritten code stops itself (see
+	// yield), where wazero would start a goroutine per call and leave its
+	// compiled code for Go at every loop header.
 	cfg := wazero.NewRuntimeConfigCompiler().
-		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(memoryPages(lim.MemoryBytes)).
 		WithCompilationCache(s.cache).
 		WithDebugInfoEnabled(false) // the instrumented code section would misplace DWARF lines
@@ -126,7 +128,7 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 		_ = rt.Close(ctx)
 		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: err.Error(), Err: err}
 	}
-	p.counter = inst.Counter
+	p.counter, p.stop, p.yield = inst.Counter, inst.Stop, inst.Yield
 	if err := p.compile(ctx, inst.Module); err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
@@ -151,7 +153,7 @@ func (p *Program) compile(ctx context.Context, code []byte) error {
 		return &vm.Error{Kind: vm.KindBadModule, Msg: err.Error(), Err: err}
 	}
 	p.mod = cm
-	usesWASI, verr := checkImports(cm)
+	usesWASI, verr := checkImports(cm, p.yield)
 	if verr != nil {
 		return verr
 	}
@@ -166,6 +168,9 @@ func (p *Program) compile(ctx context.Context, code []byte) error {
 		p.hasInit = true
 	}
 	if err := instantiateHost(ctx, p.rt, ModuleName, abiFuncs); err != nil {
+		return err
+	}
+	if err := instantiateHost(ctx, p.rt, instrument.YieldModule, yieldFuncs); err != nil {
 		return err
 	}
 	if usesWASI {
@@ -230,9 +235,10 @@ func sig(params, results []api.ValueType) string {
 }
 
 // checkImports refuses every import outside ABI v1 and the WASI subset,
-// naming it. A module built for another ABI version fails with
+// naming it, except the rewriter's own yield (imported function number
+// yield). A module built for another ABI version fails with
 // KindABIVersion before anything else is reported.
-func checkImports(cm wazero.CompiledModule) (usesWASI bool, err error) {
+func checkImports(cm wazero.CompiledModule, yield uint32) (usesWASI bool, err error) {
 	abi := map[string]hostFunc{}
 	for _, f := range abiFuncs {
 		abi[f.name] = f
@@ -247,8 +253,11 @@ func checkImports(cm wazero.CompiledModule) (usesWASI bool, err error) {
 			first = e
 		}
 	}
-	for _, d := range cm.ImportedFunctions() {
+	for i, d := range cm.ImportedFunctions() {
 		mod, name, _ := d.Import()
+		if uint32(i) == yield {
+			continue
+		}
 		var table map[string]hostFunc
 		switch {
 		case mod == ModuleName:

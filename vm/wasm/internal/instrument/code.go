@@ -12,6 +12,24 @@ type frame struct {
 	loop        bool
 	params      []uint8
 	results     []uint8
+	start       int // offset of the block's opcode
+	check       int // index in edits of a loop's check, -1 for other blocks
+	heavy       int // fuel charged for the bulk instructions in a loop's body
+}
+
+// Kinds of edit.
+const (
+	editExit  = iota // subtract the frame cost before a return or tail call
+	editCheck        // the stop check, at a loop header
+	editFunc         // a function index, renumbered
+)
+
+// edit is a change to a body at an offset, in the order of offsets.
+type edit struct {
+	kind int
+	at   int    // where it applies
+	end  int    // editFunc: the end of the index replaced
+	val  uint32 // editCheck: the fuel the loop's body costs; editFunc: the new index
 }
 
 // walker decodes one function body and bounds its operand stack: it
@@ -26,7 +44,8 @@ type walker struct {
 	height int     // sum of stack
 	max    int
 	frames []frame
-	exits  []int // offsets of return, return_call and return_call_indirect
+	edits  []edit
+	heavy  int // fuel charged for the bulk instructions outside any loop
 }
 
 type localGroup struct {
@@ -177,7 +196,12 @@ func (w *walker) walk(results []uint8) (int, error) {
 				w.pop()
 			}
 			w.popN(len(params))
-			w.frames = append(w.frames, frame{base: len(w.stack), loop: op == 0x03, params: params, results: results})
+			check := -1
+			if op == 0x03 {
+				check = len(w.edits)
+				w.edits = append(w.edits, edit{kind: editCheck, at: r.off})
+			}
+			w.frames = append(w.frames, frame{base: len(w.stack), loop: op == 0x03, params: params, results: results, start: at, check: check})
 			w.pushAll(params)
 		case 0x05: // else
 			w.truncate()
@@ -190,6 +214,9 @@ func (w *walker) walk(results []uint8) (int, error) {
 			w.frames = w.frames[:len(w.frames)-1]
 			if len(w.frames) == 0 {
 				return at, nil
+			}
+			if f.check >= 0 {
+				w.edits[f.check].val = fuelCost(at - f.start + f.heavy)
 			}
 			w.pushAll(f.results)
 		case 0x0c: // br
@@ -205,10 +232,10 @@ func (w *walker) walk(results []uint8) (int, error) {
 			r.u32()
 			w.unreachable()
 		case 0x0f: // return
-			w.exits = append(w.exits, at)
+			w.exit(at)
 			w.unreachable()
 		case 0x10: // call
-			t := w.funcType(r.u32())
+			t := w.funcType(w.funcIndex())
 			w.popN(len(t.params))
 			w.pushAll(t.results)
 		case 0x11: // call_indirect
@@ -218,13 +245,13 @@ func (w *walker) walk(results []uint8) (int, error) {
 			w.popN(len(t.params))
 			w.pushAll(t.results)
 		case 0x12: // return_call
-			r.u32()
-			w.exits = append(w.exits, at)
+			w.exit(at)
+			w.funcIndex()
 			w.unreachable()
 		case 0x13: // return_call_indirect
+			w.exit(at)
 			r.u32()
 			r.u32()
-			w.exits = append(w.exits, at)
 			w.unreachable()
 		case 0x1a: // drop
 			w.pop()
@@ -265,6 +292,7 @@ func (w *walker) walk(results []uint8) (int, error) {
 			w.push(1)
 		case 0x40: // memory.grow
 			r.u32()
+			w.charge(growFuel)
 			w.pop()
 			w.push(1)
 		case 0x41: // i32.const
@@ -283,7 +311,7 @@ func (w *walker) walk(results []uint8) (int, error) {
 			refNullType(r)
 			w.push(1)
 		case 0xd2: // ref.func
-			r.u32()
+			w.funcIndex()
 			w.push(1)
 		case 0xfc:
 			w.misc(r.u32())
@@ -319,9 +347,39 @@ func (w *walker) walk(results []uint8) (int, error) {
 	return 0, r.err
 }
 
+// charge counts an instruction whose time grows with its operands or the
+// memory's size as fuel bytes of code in the innermost loop around it.
+func (w *walker) charge(fuel int) {
+	for i := len(w.frames) - 1; i > 0; i-- {
+		if w.frames[i].loop {
+			w.frames[i].heavy += fuel
+			return
+		}
+	}
+	w.heavy += fuel
+}
+
+func (w *walker) exit(at int) {
+	w.edits = append(w.edits, edit{kind: editExit, at: at})
+}
+
+// funcIndex reads a function index and, if the inserted import moves it,
+// records its new value.
+func (w *walker) funcIndex() uint32 {
+	at := w.r.off
+	f := w.r.u32()
+	if w.r.err == nil && f >= uint32(w.m.imported) {
+		w.edits = append(w.edits, edit{kind: editFunc, at: at, end: w.r.off, val: f + 1})
+	}
+	return f
+}
+
 // misc decodes the rest of a 0xfc-prefixed instruction.
 func (w *walker) misc(sub uint32) {
 	r := &w.r
+	if sub == 0x08 || sub >= 0x0a && sub <= 0x0c || sub == 0x0e || sub == 0x11 {
+		w.charge(heavyFuel)
+	}
 	switch {
 	case sub <= 0x07: // saturating truncations
 		w.pop()
@@ -340,6 +398,7 @@ func (w *walker) misc(sub uint32) {
 		r.u32()
 		w.popN(3)
 	case sub == 0x0f: // table.grow
+		w.charge(growFuel)
 		r.u32()
 		w.popN(2)
 		w.push(1)

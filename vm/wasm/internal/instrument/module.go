@@ -119,11 +119,11 @@ func parseModule(b []byte) (*module, error) {
 			for n := p.u32(); n > 0 && p.err == nil; n-- {
 				_, slots := p.valType()
 				p.byte() // mutability
-				constExpr(&p)
+				constExpr(&p, nil)
 				m.globals = append(m.globals, slots)
 			}
 		case secElement:
-			elements(&p)
+			elements(&p, nil)
 		case secExport:
 			for n := p.u32(); n > 0 && p.err == nil; n-- {
 				m.exports[p.name()] = true
@@ -175,7 +175,7 @@ func (m *module) parseImports(p *reader) {
 			m.funcs = append(m.funcs, p.u32())
 			m.imported++
 		case 1: // table
-			tableType(p)
+			tableType(p, nil)
 		case 2: // memory
 			limits(p)
 		case 3: // global
@@ -203,7 +203,7 @@ func limits(p *reader) {
 	}
 }
 
-func tableType(p *reader) {
+func tableType(p *reader, pt *patcher) {
 	init := false
 	if len(p.b) > p.off && p.b[p.off] == 0x40 {
 		p.byte()
@@ -213,13 +213,13 @@ func tableType(p *reader) {
 	p.valType()
 	limits(p)
 	if init {
-		constExpr(p)
+		constExpr(p, pt)
 	}
 }
 
 // constExpr skips a constant expression: the instructions wazero allows
-// in one, up to its end.
-func constExpr(p *reader) {
+// in one, up to its end. With a patcher, it renumbers ref.func.
+func constExpr(p *reader, pt *patcher) {
 	for p.err == nil {
 		switch op := p.byte(); op {
 		case 0x0b: // end
@@ -232,8 +232,10 @@ func constExpr(p *reader) {
 			p.bytes(4)
 		case 0x44:
 			p.bytes(8)
-		case 0x23, 0xd2: // global.get, ref.func
+		case 0x23: // global.get
 			p.u32()
+		case 0xd2: // ref.func
+			funcRef(p, pt)
 		case 0xd0: // ref.null
 			refNullType(p)
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended-const arithmetic
@@ -324,8 +326,9 @@ func (r *reader) count() uint32 {
 	return n
 }
 
-// elements checks the vectors inside element segments.
-func elements(r *reader) {
+// elements checks the vectors inside element segments. With a patcher,
+// it renumbers their functions.
+func elements(r *reader, pt *patcher) {
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		flag := r.u32()
 		if flag > 7 {
@@ -336,7 +339,7 @@ func elements(r *reader) {
 			r.u32()
 		}
 		if flag&1 == 0 { // 0, 2, 4, 6: an offset
-			constExpr(r)
+			constExpr(r, pt)
 		}
 		if flag&3 != 0 { // 1, 2, 3, 5, 6, 7: an element kind or type
 			if flag&4 == 0 {
@@ -347,9 +350,9 @@ func elements(r *reader) {
 		}
 		for k := r.count(); k > 0 && r.err == nil; k-- {
 			if flag&4 == 0 {
-				r.u32()
+				funcRef(r, pt)
 			} else {
-				constExpr(r)
+				constExpr(r, pt)
 			}
 		}
 	}
@@ -370,11 +373,11 @@ func vectorFits(payload []byte, data bool) error {
 	for ; data && n > 0 && r.err == nil; n-- {
 		switch flag := r.u32(); flag {
 		case 0:
-			constExpr(&r)
+			constExpr(&r, nil)
 		case 1:
 		case 2:
 			r.u32()
-			constExpr(&r)
+			constExpr(&r, nil)
 		default:
 			return fmt.Errorf("data segment flag %d", flag)
 		}

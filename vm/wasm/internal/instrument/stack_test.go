@@ -34,6 +34,7 @@ func newInstance(t *testing.T) instance {
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	t.Cleanup(func() { _ = rt.Close(ctx) })
+	addYield(t, ctx, rt, 0, nil)
 	m, err := rt.InstantiateWithConfig(ctx, res.Module, wazero.NewModuleConfig().WithName(""))
 	if err != nil {
 		t.Fatal(err)
