@@ -148,9 +148,16 @@ func (db *DB) Checkpoint(ctx context.Context) (CheckpointInfo, error) {
 // writeCheckpoint writes the ops that rebuild the snapshots: everything
 // for a base, what changed after prevLSN for a delta.
 func (db *DB) writeCheckpoint(ctx context.Context, w *checkpoint.Writer, snaps []nsSnap, drops []drop, base bool, prevLSN uint64) error {
+	return writeRecords(ctx, snaps, drops, base, prevLSN, w.Add)
+}
+
+// writeRecords gives out, one record at a time, the ops that rebuild
+// the snapshots (see writeCheckpoint). A record is valid only during
+// its call.
+func writeRecords(ctx context.Context, snaps []nsSnap, drops []drop, base bool, prevLSN uint64, out func(rec []byte) error) error {
 	var e opEncoder
 	add := func() error {
-		err := w.Add(e.b)
+		err := out(e.b)
 		e.reset()
 		return err
 	}

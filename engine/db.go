@@ -36,6 +36,7 @@ type DB struct {
 	nsLSN  uint64 // LSN of the last namespace create or drop
 	drops  []drop // namespaces dropped since the last checkpoint
 	enc    opEncoder
+	repl   *replicating // set by SetReplicator
 
 	ckptMu   sync.Mutex // one checkpoint at a time
 	manifest checkpoint.Manifest
@@ -329,6 +330,9 @@ func (db *DB) CreateNamespace(ctx context.Context, name string, o NamespaceOptio
 	if o.MaxValueSize < 0 {
 		return nil, fmt.Errorf("%w: negative MaxValueSize", ErrBadOptions)
 	}
+	if rp := db.replicator(); rp != nil {
+		return db.createReplicated(ctx, rp, name, o)
+	}
 	db.mu.Lock()
 	if err := db.writable(); err != nil {
 		db.mu.Unlock()
@@ -427,6 +431,9 @@ func (db *DB) namespaceInfos() []NamespaceInfo {
 // DropNamespace deletes a namespace and everything in it. It waits for the
 // namespace's current writer, and returns once the drop is durable.
 func (db *DB) DropNamespace(ctx context.Context, name string) error {
+	if rp := db.replicator(); rp != nil {
+		return db.dropReplicated(ctx, rp, name)
+	}
 	db.mu.Lock()
 	ns, ok := db.byName[name]
 	if !ok {

@@ -63,6 +63,12 @@ type Namespace struct {
 	wmu sync.Mutex // one writer at a time; held through a whole Update
 	enc opEncoder  // scratch for single writes, under wmu
 
+	// Under a Replicator (replicate.go): rmu is held by an Update while
+	// its function runs and its record is proposed; pending waits for
+	// the last record proposed, under rmu.
+	rmu     sync.Mutex
+	pending func(context.Context) error
+
 	mu      sync.RWMutex // guards idx, edges and meta against readers
 	idx     index
 	edges   edgeTrees
@@ -229,6 +235,9 @@ func (ns *Namespace) Put(ctx context.Context, c []int32, value []byte) error {
 	if err := ns.checkPut(c, value); err != nil {
 		return err
 	}
+	if ns.db.replicator() != nil {
+		return ns.Update(ctx, func(tx *Tx) error { return tx.Put(c, value) })
+	}
 	ns.wmu.Lock()
 	if err := ns.alive(); err != nil {
 		ns.wmu.Unlock()
@@ -299,6 +308,9 @@ func (ns *Namespace) Get(ctx context.Context, c []int32) ([]byte, error) {
 // the error paths too. If that wait fails (ctx is done, the log failed),
 // Update returns the wait's error instead of fn's.
 func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) (err error) {
+	if rp := ns.db.replicator(); rp != nil {
+		return ns.updateReplicated(ctx, rp, fn)
+	}
 	ns.wmu.Lock()
 	locked := true
 	unlock := func() {

@@ -23,6 +23,8 @@ type Tx struct {
 	writable bool
 	done     bool
 	lsn      uint64 // the namespace's last LSN when the tx began
+	repl     bool   // an Update under a Replicator (replicate.go)
+	synced   bool   // repl: the writes proposed before it were applied
 
 	// read-write state
 	enc     opEncoder
@@ -70,6 +72,9 @@ func (tx *Tx) check(write bool) error {
 	if write && !tx.writable {
 		return fmt.Errorf("%w: transaction", ErrReadOnly)
 	}
+	if !write {
+		tx.syncReads()
+	}
 	return nil
 }
 
@@ -91,6 +96,13 @@ func (tx *Tx) Get(c []int32) ([]byte, error) {
 				return nil, ErrNotFound
 			}
 			return w.val, nil
+		}
+		if tx.repl {
+			// Not the writer lock's holder: ApplyReplicated may be
+			// committing another node's record (this one is not the
+			// leader, or no longer).
+			ns.mu.RLock()
+			defer ns.mu.RUnlock()
 		}
 		// Holding the writer lock: nobody else changes live.
 		if s, ok := ns.idx.live[k]; ok {
@@ -255,6 +267,24 @@ func (tx *Tx) edgeTrees() *edgeTrees {
 			ns.mu.Lock()
 			g := ns.edges.copy()
 			ns.mu.Unlock()
+			// The copy is made when first read, so that a transaction
+			// that only links does not pay for it (nor, under a
+			// Replicator, wait for its reads): its own edge writes so
+			// far are replayed onto it from its record.
+			d := opDecoder{b: tx.enc.b}
+			var o op
+			for {
+				more, err := d.next(&o)
+				if err != nil || !more {
+					break // we encoded it ourselves
+				}
+				switch o.kind {
+				case opLink:
+					g.link(o.c, o.to, o.name, o.weight, o.value, 0)
+				case opUnlink:
+					g.unlink(o.c, o.to, o.name, 0)
+				}
+			}
 			tx.edges = &g
 		}
 	}
@@ -281,7 +311,9 @@ func (tx *Tx) Link(from, to []int32, label string, weight float64, value []byte)
 	v := append([]byte(nil), value...)
 	tx.enc.link(ns.id, from, to, label, weight, v)
 	tx.nops++
-	tx.edgeTrees().link(toPkey(from), toPkey(to), label, weight, v, 0)
+	if tx.edges != nil {
+		tx.edges.link(toPkey(from), toPkey(to), label, weight, v, 0)
+	}
 	return nil
 }
 
@@ -294,6 +326,7 @@ func (tx *Tx) Unlink(from, to []int32, label string) (bool, error) {
 	if err := ns.checkEdge(from, to, label); err != nil {
 		return false, err
 	}
+	tx.syncReads() // whether the edge exists is a read
 	if !tx.edgeTrees().unlink(toPkey(from), toPkey(to), label, 0) {
 		return false, nil
 	}
@@ -345,7 +378,10 @@ func (tx *Tx) Meta(key string) ([]byte, bool) {
 		if w, ok := tx.meta[key]; ok {
 			return w.val, !w.tomb
 		}
+		tx.syncReads()
+		tx.ns.mu.RLock()
 		m, ok := tx.ns.meta[key]
+		tx.ns.mu.RUnlock()
 		if !ok || m.lsn&tombBit != 0 {
 			return nil, false
 		}
@@ -363,8 +399,13 @@ func (tx *Tx) MetaKeys(prefix string) []string {
 	if tx.done {
 		return nil
 	}
-	src := tx.ns.meta
-	if !tx.writable {
+	var src map[string]mentry
+	if tx.writable {
+		tx.syncReads()
+		tx.ns.mu.RLock()
+		src = tx.ns.meta // replaced, never changed in place (setMeta)
+		tx.ns.mu.RUnlock()
+	} else {
 		src = tx.snap.meta
 	}
 	set := map[string]bool{}
