@@ -452,10 +452,10 @@ func TestApplyReplicatedRefuses(t *testing.T) {
 	}
 	before := dump(t, dst)
 	bad := map[string][]byte{
-		"garbage":           {0xff, 1, 2},
-		"cut":               put[:len(put)-1],
-		"create and put":    slices.Concat(createA, put),
-		"put then create":   slices.Concat(put, createB),
+		"garbage":               {0xff, 1, 2},
+		"cut":                   put[:len(put)-1],
+		"create and put":        slices.Concat(createA, put),
+		"put then create":       slices.Concat(put, createB),
 		"put on two namespaces": slices.Concat(put, []byte{3, 2, 1, 0, 0, 0, 0, 0}),
 	}
 	for name, r := range bad {

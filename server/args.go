@@ -192,6 +192,9 @@ func errorText(err error) string {
 	if s, ok := progErrorText(err); ok {
 		return s
 	}
+	if s, ok := replyText(err); ok {
+		return s
+	}
 	switch {
 	case errors.As(err, &ce):
 		return ce.Error()

@@ -445,7 +445,7 @@ func (c *conn) check(cmd *Command, args [][]byte) error {
 	if !cmd.arityOK(len(args)) {
 		return cmd.arityError()
 	}
-	return nil
+	return c.clusterCheck(cmd)
 }
 
 // peerGone notes a client that closed its connection while cmd ran: the

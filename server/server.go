@@ -88,6 +88,10 @@ type Options struct {
 	// (1 GiB).
 	MaxEvalTimeout time.Duration
 	MaxEvalMemory  int64
+	// Cluster, if set, is cluster mode: writes are refused on a node
+	// that is not the leader (with the redirect it gives) and the
+	// CLUSTER.* commands reach it. See package server/cluster.
+	Cluster Cluster
 	// Version is reported by HELLO and INFO.
 	Version string
 	// Logger receives connection errors and lifecycle notices; nil

@@ -125,6 +125,12 @@ func commandTable() []*Command {
 			Doc: "Replies OK, then drains in-flight commands, checkpoints, removes the socket and exits.", run: cmdShutdown},
 		{Name: "CONFIG", Synopsis: "CONFIG GET parameter", Arity: 3, Flags: Admin | ReadOnly, Group: "server",
 			Doc: "Reads the daemon's settings (maxclients, timeout, appendfsync, ...), as redis-benchmark expects.", run: cmdConfig},
+		{Name: "CLUSTER.INFO", Synopsis: "CLUSTER.INFO", Arity: 1, Flags: ReadOnly | Fast, Group: "server",
+			Doc: "In cluster mode (cube serve --cluster): this node's id and role (leader, follower, candidate), the Raft term, commit and applied indexes, the leader, and the members, as key:value lines.", run: cmdClusterInfo},
+		{Name: "CLUSTER.JOIN", Synopsis: "CLUSTER.JOIN id raft-addr resp-addr", Arity: 4, Flags: Admin, Group: "server",
+			Doc: "On the leader: adds the node id (Raft at raft-addr, clients at resp-addr) to the cluster as a voter. A follower answers MOVED to the leader. cube serve --join sends it.", run: cmdClusterJoin},
+		{Name: "CLUSTER.LEAVE", Synopsis: "CLUSTER.LEAVE id", Arity: 2, Flags: Admin, Group: "server",
+			Doc: "On the leader: removes the node id from the cluster. A follower answers MOVED to the leader.", run: cmdClusterLeave},
 		{Name: "CLIENT", Synopsis: "CLIENT ID | GETNAME | SETNAME name | SETINFO attr value", Arity: -2, Flags: Fast, Group: "server",
 			Doc: "The connection's id and name; SETINFO is accepted for client libraries.", run: cmdClient},
 

@@ -28,6 +28,7 @@ type serveCommand struct {
 	maxEvalTimeout                       time.Duration
 	maxEvalMemory                        int64
 	jsInProcess                          bool
+	cluster                              clusterFlags
 }
 
 func serveCmd(e *env) *cobra.Command {
@@ -79,6 +80,7 @@ set when they are registered (PROG ... TIMEOUT ms MEMORY mib).`,
 	f.DurationVar(&c.maxEvalTimeout, "max-eval-timeout", server.DefaultMaxEvalTimeout, "longest TIMEOUT an EVAL may ask for")
 	f.Int64Var(&c.maxEvalMemory, "max-eval-memory", server.DefaultMaxEvalMemory>>20, "largest MEMORY (MiB) an EVAL may ask for")
 	f.BoolVar(&c.jsInProcess, "js-in-process", false, "run JavaScript inside the daemon (only for code you trust: its memory and time limits are then best effort)")
+	c.cluster.add(f)
 	return cmd
 }
 
@@ -117,6 +119,9 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if c.listen != "" && token == "" {
 		return usagef("serve: --listen needs a token: --auth-file FILE or CUBE_AUTH")
 	}
+	if err := c.cluster.check(c.listen); err != nil {
+		return err
+	}
 	if sock == "" {
 		sock = filepath.Join(data, server.SocketName)
 	}
@@ -137,10 +142,22 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	// Drained: checkpoint so the next start replays little, then close,
 	// before the socket goes (AfterDrain), so that a socket that is gone
 	// means a store another process may open (cube shutdown waits for it).
+	// Cluster mode: Raft becomes the store's Replicator before anything
+	// writes, and stops before the store closes.
+	node, err := c.cluster.start(ctx, db, data, token, log, c.stderr)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
 	var closeErr error
 	var closeOnce sync.Once
 	closeStore := func() {
 		closeOnce.Do(func() {
+			if node != nil {
+				if err := node.Close(); err != nil {
+					log.Warn("cluster: stop Raft", "err", err)
+				}
+			}
 			if _, err := db.Checkpoint(context.Background()); err != nil {
 				log.Warn("checkpoint at shutdown", "err", err)
 			}
@@ -155,9 +172,10 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		RequestTimeout: c.reqTimeout, AuthTimeout: c.authTime,
 		MaxEvalTimeout: c.maxEvalTimeout, MaxEvalMemory: c.maxEvalMemory << 20,
 		Version: version(), Logger: log,
+		Cluster: clusterOf(node),
 	})
 	if err != nil {
-		db.Close()
+		closeStore()
 		return fmt.Errorf("serve: %w", err)
 	}
 	if c.metrics != "" {
