@@ -222,6 +222,9 @@ func (db *DB) ApplyReplicated(rec []byte) error {
 			return err
 		}
 	}
+	// The applied values point into the record (as a transaction's
+	// point into its own): the caller's bytes may be reused.
+	rec = slices.Clone(rec)
 	ns.wmu.Lock()
 	defer ns.wmu.Unlock()
 	if err := ns.alive(); err != nil {

@@ -322,7 +322,9 @@ func (c *countingLog) max() int { c.mu.Lock(); defer c.mu.Unlock(); return c.hig
 // afterwards apply on the second too.
 //
 // Break: make Restore skip the drops of the namespaces it found ->
-// "old" is still in the restored dump.
+// "old" is still in the restored dump. Break: drop the clone of rec in
+// ApplyReplicated -> x's values and metadata read back as y's bytes
+// (Restore reuses its buffers; so may Raft).
 func TestSnapshotRestore(t *testing.T) {
 	ctx := context.Background()
 	src := mustOpen(t, t.TempDir(), engine.Options{})
@@ -347,6 +349,13 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	x.Link(ctx, []int32{1, 1, -1}, []int32{2, 2, -2}, "l", 3, []byte("v"))
 	x.Update(ctx, func(tx *engine.Tx) error { return tx.SetMeta("m", []byte("1")) })
+	// A second namespace's records come in a batch of their own after
+	// x's: what x's values point to must not be reused for them.
+	y0, _ := src.Namespace("y")
+	y0.Update(ctx, func(tx *engine.Tx) error {
+		tx.SetMeta("n", []byte("yy"))
+		return tx.Put([]int32{0, 0, 0}, []byte("zero"))
+	})
 	snap, err := src.Snapshot()
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -18,6 +19,8 @@ type clusterFlags struct {
 	on                          bool
 	nodeID, raft, join, raftDir string
 	advertise                   string
+	snapEvery, trailing         uint64
+	snapInterval                time.Duration
 }
 
 func (c *clusterFlags) add(f *pflag.FlagSet) {
@@ -27,6 +30,13 @@ func (c *clusterFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&c.join, "join", "", "client (RESP) address of a member to join through; without it, a node with no Raft state starts a new cluster")
 	f.StringVar(&c.raftDir, "raft-dir", "", "Raft's log and snapshots (default DATA/raft)")
 	f.StringVar(&c.advertise, "advertise", "", "the address clients reach this node at, given in redirects (default --listen)")
+	// For tests that make a follower catch up by snapshot.
+	f.Uint64Var(&c.snapEvery, "raft-snapshot-threshold", 0, "entries applied between Raft snapshots (default 8192)")
+	f.Uint64Var(&c.trailing, "raft-trailing-logs", 0, "entries kept after a snapshot for followers behind (default Raft's, 10240)")
+	f.DurationVar(&c.snapInterval, "raft-snapshot-interval", 0, "how often Raft checks whether a snapshot is due (default Raft's, 2m)")
+	for _, h := range []string{"raft-snapshot-threshold", "raft-trailing-logs", "raft-snapshot-interval"} {
+		f.MarkHidden(h)
+	}
 }
 
 func (c *clusterFlags) check(listen string) error {
@@ -60,6 +70,7 @@ func (c *clusterFlags) start(ctx context.Context, db *cube.DB, data, token strin
 	return cluster.Start(ctx, db, cluster.Options{
 		NodeID: c.nodeID, RaftAddr: c.raft, RESPAddr: c.advertise, Dir: dir,
 		Join: c.join, AuthToken: token, Logger: log, LogOutput: stderr,
+		SnapshotThreshold: c.snapEvery, TrailingLogs: c.trailing, SnapshotInterval: c.snapInterval,
 	})
 }
 

@@ -67,7 +67,15 @@ type Options struct {
 	HeartbeatTimeout  time.Duration
 	ElectionTimeout   time.Duration
 	LeaderLease       time.Duration
+	// SnapshotThreshold, SnapshotInterval and TrailingLogs are Raft's
+	// (zero: Raft's defaults, but DefaultSnapshotThreshold): a snapshot
+	// is taken when, checked every SnapshotInterval, that many entries
+	// were applied since the last, and TrailingLogs entries are kept
+	// after it for followers that are behind; one further behind gets
+	// the snapshot.
 	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
 	JoinTimeout       time.Duration
 	// Logger receives the node's notices; Raft's own go to LogOutput.
 	Logger    *slog.Logger
@@ -151,6 +159,12 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	cfg.LocalID = raft.ServerID(o.NodeID)
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = o.HeartbeatTimeout, o.ElectionTimeout, o.LeaderLease
 	cfg.SnapshotThreshold = o.SnapshotThreshold
+	if o.SnapshotInterval > 0 {
+		cfg.SnapshotInterval = o.SnapshotInterval
+	}
+	if o.TrailingLogs > 0 {
+		cfg.TrailingLogs = o.TrailingLogs
+	}
 	cfg.NoSnapshotRestoreOnStart = true // the store is durable on its own
 	cfg.Logger = hl
 	existing, err := raft.HasExistingState(logs, logs, snaps)
