@@ -31,7 +31,7 @@ var (
 )
 
 // binary builds cmd/cube once per test process.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cube-cluster-bin")
@@ -52,7 +52,7 @@ func binary(t *testing.T) string {
 }
 
 // freePort returns a loopback address nobody listens on now.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,7 +69,7 @@ type node struct {
 }
 
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	nodes []*node
 	extra []string // extra serve flags for every node
 }
@@ -134,7 +134,7 @@ func (c *testCluster) dumpLogs() {
 
 // newCluster starts size nodes: the first bootstraps, the others join
 // through it.
-func newCluster(t *testing.T, size int, extra ...string) *testCluster {
+func newCluster(t testing.TB, size int, extra ...string) *testCluster {
 	c := &testCluster{t: t, extra: extra}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -178,7 +178,7 @@ func info(addr string) (map[string]string, error) {
 	return m, nil
 }
 
-func waitLeader(t *testing.T, addr string) {
+func waitLeader(t testing.TB, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -290,7 +290,7 @@ func (c *testCluster) leaderOf() *node {
 
 // waitHas waits until node n holds every write in acked (key -> value)
 // (a follower applies what the leader committed a moment later).
-func waitHas(t *testing.T, n *node, ns string, acked map[int]string) {
+func waitHas(t testing.TB, n *node, ns string, acked map[int]string) {
 	t.Helper()
 	c := client(n.resp)
 	defer c.Close()
