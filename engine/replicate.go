@@ -32,9 +32,8 @@ type Replicator interface {
 
 // replicating is the DB's state under a Replicator.
 type replicating struct {
-	r       Replicator
-	mu      sync.Mutex // one namespace create or drop proposal at a time
-	pending func(context.Context) error
+	r  Replicator
+	mu sync.Mutex // one namespace create or drop proposal at a time
 }
 
 // SetReplicator makes every write of the store go through r: Update

@@ -64,9 +64,9 @@ type Options struct {
 	// same token).
 	AuthToken string
 
-	HeartbeatTimeout  time.Duration
-	ElectionTimeout   time.Duration
-	LeaderLease       time.Duration
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+	LeaderLease      time.Duration
 	// SnapshotThreshold, SnapshotInterval and TrailingLogs are Raft's
 	// (zero: Raft's defaults, but DefaultSnapshotThreshold): a snapshot
 	// is taken when, checked every SnapshotInterval, that many entries
