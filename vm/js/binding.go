@@ -52,6 +52,8 @@ type binding struct {
 	showReplacer goja.Value
 	parse        goja.Callable
 	u8           goja.Value // the original Uint8Array constructor
+	u32, i32     goja.Value // ... Uint32Array, Int32Array
+	f64          goja.Value // ... Float64Array
 	regionPro    *goja.Object
 	gizmoPro     *goja.Object
 }

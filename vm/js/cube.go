@@ -26,7 +26,9 @@ const batch = 64
 //	cube.put(c, v)                 v: string | Uint8Array | ArrayBuffer
 //	cube.putJSON(c, v)             stores JSON.stringify(v)
 //	cube.del(c)                    true if there was a value
-//	cube.region(min, max, {limit}) lazy iterable of {c, v}; .toArray(), .count()
+//	cube.region(min, max, {limit}) lazy iterable of {c, v}; .toArray(), .count(),
+//	                               .columns({max, values}) the next points as typed-array
+//	                               columns {n, c: [axis...], v} (columns.go)
 //	cube.nearby(c, k, {maxDist})   the k nearest [{c, v, d}], nearest first (d: Euclidean
 //	                               distance; ties in curve order; maxDist: none farther)
 //	cube.within(c, r, {limit})     lazy iterable of {c, v} at distance <= r, in curve order

@@ -23,6 +23,7 @@ func newBinding(boot *goja.Program, maxStack int, rxLimit time.Duration, wd *wat
 	b.stringify, _ = goja.AssertFunction(json.Get("stringify"))
 	b.parse, _ = goja.AssertFunction(json.Get("parse"))
 	b.u8 = r.Get("Uint8Array")
+	b.u32, b.i32, b.f64 = r.Get("Uint32Array"), r.Get("Int32Array"), r.Get("Float64Array")
 	b.installRegionProto()
 	b.installGizmoProto()
 	if err := r.Set("cube", b.installCube()); err != nil {

@@ -19,6 +19,9 @@ type regionIter struct {
 	left  int // points still allowed by {limit}; -1 = no limit
 	done  bool
 	first bool
+	// sinceCall is how many points columns read from the cursor since it
+	// last counted a host call.
+	sinceCall int
 }
 
 // The iterator has no own properties; its methods live on a frozen
@@ -102,7 +105,7 @@ func (b *binding) pointValue(p vm.Point) *goja.Object {
 }
 
 // installRegionProto builds the prototype of region iterators: next,
-// [Symbol.iterator], return, toArray, count.
+// [Symbol.iterator], return, toArray, count, columns (columns.go).
 func (b *binding) installRegionProto() {
 	r := b.r
 	self := func(name string, this goja.Value) *regionIter {
@@ -166,6 +169,9 @@ func (b *binding) installRegionProto() {
 			n++
 		}
 		return r.ToValue(n)
+	})
+	method("columns", 0, func(it *regionIter, call goja.FunctionCall) goja.Value {
+		return it.columns(call)
 	})
 	p.DefineDataPropertySymbol(goja.SymIterator, b.native("[Symbol.iterator]", 0, func(call goja.FunctionCall) goja.Value { return call.This }), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 	b.regionPro = p
