@@ -15,7 +15,7 @@ import (
 var (
 	cubeMembers   = []string{"V", "args", "argsBytes", "del", "dims", "edges", "geo", "get", "getBytes", "getJSON", "link", "log", "nearby", "path", "put", "putJSON", "region", "unlink", "walk", "within"}
 	gizmoMethods  = []string{"all", "both", "count", "first", "has", "in", "limit", "out", "values"}
-	regionMethods = []string{"count", "next", "return", "toArray"}
+	regionMethods = []string{"columns", "count", "next", "return", "toArray"}
 	// jsGlobals are offered for a bare word, with the session's own names.
 	jsGlobals = []string{
 		"Array", "BigInt", "Boolean", "Date", "Error", "JSON", "Map", "Math", "Number", "Object",

@@ -2,10 +2,14 @@ package repl
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/cubelinux/cube"
+	"github.com/cubelinux/cube/engine"
 )
 
 // fakeEval answers the completer's questions; it evaluates nothing.
@@ -45,6 +49,8 @@ func TestComplete(t *testing.T) {
 		{"cube.V([0,0]).out('road').a", "cube.V([0,0]).out('road').", "", []string{"all"}},
 		{"cube.V(f(1), [2]).has(n => n.v).l", "cube.V(f(1), [2]).has(n => n.v).", "", []string{"limit"}},
 		{"cube.region([0,0],[9,9]).to", "cube.region([0,0],[9,9]).", "", []string{"toArray"}},
+		{"cube.region([0,0],[9,9]).co", "cube.region([0,0],[9,9]).", "", []string{"columns", "count"}},
+		{"cube.within([0,0], 5).col", "cube.within([0,0], 5).", "", []string{"columns"}},
 		{"notcube.re", "notcube.", "", nil},
 		{"foo(1).b", "foo(1).", "", nil},
 		{"my", "", "", []string{"myConst", "myHelper"}},
@@ -72,5 +78,44 @@ func TestComplete(t *testing.T) {
 	head, got, tail := c.complete(context.Background(), "cube.get([1])", len("cube.get"))
 	if head != "cube." || tail != "([1])" || !slices.Equal(got, []string{"get", "getBytes", "getJSON"}) {
 		t.Errorf("mid-line completion = %q, %q, %q", head, got, tail)
+	}
+}
+
+// TestCompletionMirrorsAPI checks the completer's lists against what a
+// script on a real store can reach: cube's own properties, and the
+// methods on the prototypes of a region iterator and a graph query, so a
+// member added to vm/js without its completion fails here. Break caught:
+// "columns" left out of regionMethods.
+func TestCompletionMirrorsAPI(t *testing.T) {
+	db, err := cube.Open(t.TempDir(), cube.Options{Engine: engine.Options{Sync: engine.SyncNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.CreateNamespace(ctx, "grid", engine.NamespaceOptions{Dims: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ev := NewEmbedded(db)
+	defer ev.Close()
+	for _, tc := range []struct {
+		expr string
+		want []string
+	}{
+		{"Reflect.ownKeys(cube)", cubeMembers},
+		{"Reflect.ownKeys(Object.getPrototypeOf(cube.region([0, 0], [1, 1]))).filter(k => typeof k === 'string')", regionMethods},
+		{"Reflect.ownKeys(Object.getPrototypeOf(cube.V([0, 0]))).filter(k => typeof k === 'string')", gizmoMethods},
+	} {
+		res, err := ev.Eval(ctx, "grid", "JSON.stringify("+tc.expr+".sort())")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		var got []string
+		if err := json.Unmarshal(res.Output, &got); err != nil {
+			t.Fatalf("%s: %s: %v", tc.expr, res.Output, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s = %q; the completer offers %q", tc.expr, got, tc.want)
+		}
 	}
 }

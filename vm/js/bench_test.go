@@ -77,8 +77,9 @@ func regionHost(b *testing.B) *vmtest.Host {
 
 const wantSum = 294_920 // sum of (x+y)%10 over the 256 x 256 box
 
-// BenchmarkRegionSum compares a 65,536-point region sum in JavaScript with
-// the same loop in Go over the same host.
+// BenchmarkRegionSum compares a 65,536-point region sum in JavaScript (an
+// object per point, and region.columns) with the same loop in Go over the
+// same host.
 func BenchmarkRegionSum(b *testing.B) {
 	h := regionHost(b)
 	b.Run("js", func(b *testing.B) {
@@ -96,6 +97,34 @@ func BenchmarkRegionSum(b *testing.B) {
 			}
 		}
 	})
+	for _, tc := range []struct{ name, src string }{
+		// The batch API: strings, summed in JavaScript.
+		{"js-columns", `function run() {
+			const {n, v} = cube.region([0, 0], [255, 255]).columns();
+			let s = 0;
+			for (let i = 0; i < n; i++) s += +v[i];
+			return s;
+		}`},
+		// The batch API with the host reading the numbers.
+		{"js-columns-number", `function run() {
+			const {n, v} = cube.region([0, 0], [255, 255]).columns({values: "number"});
+			let s = 0;
+			for (let i = 0; i < n; i++) s += v[i];
+			return s;
+		}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			sb := newSB(b)
+			p := compile(b, sb, tc.src, vm.Limits{Timeout: time.Minute})
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				res, err := p.Run(context.Background(), h, nil)
+				if err != nil || string(res.Output) != strconv.Itoa(wantSum) {
+					b.Fatalf("%q %v", res.Output, err)
+				}
+			}
+		})
+	}
 	b.Run("go", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

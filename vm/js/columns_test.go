@@ -25,9 +25,9 @@ func columnsHost(t testing.TB) *vmtest.Host {
 
 // TestColumns checks columns against the model it replaces: the same
 // iterator's points as objects. Breaks caught: values "number" through
-// strconv.ParseFloat alone (" 2 " and "0x10" became NaN, "inf" Infinity);
-// the buffered points of a prior next() skipped (mix: 15 points, not 16);
-// {limit} ignored (limit: 16 points).
+// strconv.ParseFloat alone (" 2 " and "0x10" read 0, not 2 and 16; "1_0"
+// 10, not NaN); the points a prior next() buffered skipped (mix: 1 point,
+// not 16); {limit} ignored (limit: 16 points, not 3).
 func TestColumns(t *testing.T) {
 	sb := newSB(t)
 	h := columnsHost(t)
