@@ -2,6 +2,8 @@ package js_test
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -215,3 +217,25 @@ func (c *endlessCursor) Next() (vm.Point, bool) {
 }
 func (*endlessCursor) Err() error { return nil }
 func (*endlessCursor) Close()     {}
+
+// TestDocJSExample runs the first program of docs/JS.md (the columns
+// example) on a 2-D host and checks its answer, so the document cannot
+// drift from the API.
+func TestDocJSExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/JS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```js\n(function run.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/JS.md has no ```js block with a function run")
+	}
+	h := vmtest.NewHost(2)
+	for x := int32(0); x < 4; x++ {
+		h.Put(context.Background(), []int32{x, 1}, []byte(strconv.Itoa(int(10*x))))
+	}
+	p := compile(t, newSB(t), string(m[1]), vm.Limits{})
+	if got, want := run(t, p, h, ""), `{"n":4,"sum":60,"meanX":1.5}`; got != want {
+		t.Errorf("docs/JS.md's example returned %s, want %s", got, want)
+	}
+}
