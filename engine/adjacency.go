@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +37,7 @@ const (
 	adjFan    = 1 << adjBits
 	adjMask   = adjFan - 1
 	adjMaxRun = 64
+	adjHead   = 4 // words of an edge record before the coordinate
 )
 
 // nodeIDs numbers coordinates densely. Safe for concurrent use.
@@ -64,29 +67,93 @@ func (t *nodeIDs) assign(c pkey) uint32 {
 	return id
 }
 
-// aedge is one edge in an adjacency array: its label, its weight and the
-// other end.
-type aedge struct {
-	label  string
-	weight float64
-	to     uint32
+// labelIDs numbers edge labels densely, so that an edge record holds a
+// number instead of a string (a string is a pointer the collector would
+// follow, once an edge). Like nodeIDs it is shared by all copies and
+// never forgets a label while the store is open. Safe for concurrent use.
+type labelIDs struct {
+	mu    sync.RWMutex
+	ids   map[string]uint32
+	names []string // by id; only ever appended to
 }
 
-// adjList is a node's live edges in one direction in the trees' order,
-// with the other ends' coordinates in coords (dims axes an edge), so that
-// a walk reports a neighbour without visiting it. big means there are
-// more than adjMaxRun and they are read from the trees (edges and coords
-// are then nil).
-type adjList struct {
-	edges  []aedge
-	coords []int32
-	big    bool
+// noLabel is the id of a label no edge has: it matches no record.
+const noLabel = ^uint32(0)
+
+func (t *labelIDs) lookup(s string) uint32 {
+	t.mu.RLock()
+	id, ok := t.ids[s]
+	t.mu.RUnlock()
+	if !ok {
+		return noLabel
+	}
+	return id
 }
 
+func (t *labelIDs) assign(s string) uint32 {
+	if id := t.lookup(s); id != noLabel {
+		return id
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id, ok := t.ids[s]
+	if !ok {
+		id = uint32(len(t.names))
+		t.ids[s] = id
+		t.names = append(t.names, s)
+	}
+	return id
+}
+
+// all returns the names by id. The slice is never written below its
+// length, so it may be read without the lock.
+func (t *labelIDs) all() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.names
+}
+
+// adjLabel is a walk's label filter resolved once: any for "", else the
+// label's id (noLabel if no edge has ever had it).
+type adjLabel struct {
+	name string
+	id   uint32
+	any  bool
+}
+
+func (t *adjTable) label(s string) adjLabel {
+	if s == "" {
+		return adjLabel{any: true}
+	}
+	return adjLabel{name: s, id: t.labels.lookup(s)}
+}
+
+// An edge list is a node's live edges in one direction in the trees'
+// order (label, then the other end), as records of adjHead+dims words in
+// one slice with no pointers in it: the other end's id, the label's id,
+// the weight's bits (low word first) and the other end's coordinate, so
+// that a walk reports a neighbour without visiting it.
+
+func recWeight(r []int32) float64 {
+	return math.Float64frombits(uint64(uint32(r[2])) | uint64(uint32(r[3]))<<32)
+}
+
+func setRecWeight(r []int32, w float64) {
+	b := math.Float64bits(w)
+	r[2], r[3] = int32(uint32(b)), int32(uint32(b>>32))
+}
+
+// anode is one node's edges: e[0] out, e[1] in. gen is the copy that
+// made this node and may change its fields in place; own[d] the copy
+// that made e[d]'s array, which it may change in place (a node copied to
+// change one direction still shares the other's array). big[d] means
+// there are more than adjMaxRun edges that way, read from the trees
+// (e[d] is then nil).
 type anode struct {
-	c       pkey
-	gen     uint64
-	out, in adjList
+	gen uint64
+	own [2]uint64
+	e   [2][]int32
+	big [2]bool
 }
 
 type adjLeaf struct {
@@ -105,6 +172,7 @@ type adjMid struct {
 type adjTable struct {
 	dims   int
 	ids    *nodeIDs
+	labels *labelIDs
 	gen    uint64
 	topGen uint64
 	top    []*adjMid
@@ -115,6 +183,7 @@ var adjGens atomic.Uint64
 func (t *adjTable) init(dims int) {
 	t.dims = dims
 	t.ids = &nodeIDs{ids: map[pkey]uint32{}}
+	t.labels = &labelIDs{ids: map[string]uint32{}}
 	t.gen = adjGens.Add(1)
 	t.top, t.topGen = nil, t.gen
 }
@@ -145,9 +214,9 @@ func (t *adjTable) node(id uint32) *anode {
 	return l.nodes[id&adjMask]
 }
 
-// mut returns the node of id (coordinate c) for changing in place,
-// copying whatever this copy shares on the way.
-func (t *adjTable) mut(id uint32, c pkey) *anode {
+// mut returns the node of id for changing in place, copying whatever
+// this copy shares on the way (but not the node's arrays: see list).
+func (t *adjTable) mut(id uint32) *anode {
 	i := int(id >> (2 * adjBits))
 	if t.topGen != t.gen {
 		t.top = append([]*adjMid(nil), t.top...)
@@ -183,33 +252,29 @@ func (t *adjTable) mut(id uint32, c pkey) *anode {
 	n := l.nodes[k]
 	switch {
 	case n == nil:
-		n = &anode{c: c, gen: t.gen}
+		n = &anode{gen: t.gen}
 		l.nodes[k] = n
 	case n.gen != t.gen:
-		n = &anode{c: n.c, gen: t.gen, out: n.out.clone(t.dims), in: n.in.clone(t.dims)}
+		n2 := *n
+		n2.gen = t.gen
+		n = &n2
 		l.nodes[k] = n
 	}
 	return n
 }
 
-func (a adjList) clone(dims int) adjList {
-	if a.edges != nil {
-		a.edges = append(make([]aedge, 0, len(a.edges)+1), a.edges...)
-		a.coords = append(make([]int32, 0, len(a.coords)+dims), a.coords...)
-	}
-	return a
-}
-
-// find returns where the edge (label, other end b) is or would go in a,
-// and whether it is there.
-func (t *adjTable) find(a *adjList, label string, b pkey) (int, bool) {
+// find returns where the edge (label, other end b) is or would go in the
+// list a, and whether it is there.
+func (t *adjTable) find(a []int32, names []string, label string, b pkey) (int, bool) {
 	d := t.dims
-	lo, hi := 0, len(a.edges)
+	s := adjHead + d
+	lo, hi := 0, len(a)/s
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		c := strings.Compare(a.edges[h].label, label)
+		r := a[h*s : h*s+s]
+		c := strings.Compare(names[r[1]], label)
 		if c == 0 {
-			c = compareAxes(a.coords[h*d:h*d+d], b[:d])
+			c = compareAxes(r[adjHead:], b[:d])
 			if c == 0 {
 				return h, true
 			}
@@ -236,164 +301,118 @@ func compareAxes(x, y []int32) int {
 	return 0
 }
 
-func (t *adjTable) set(a *adjList, label string, b pkey, bid uint32, w float64) {
-	if a.big {
+// set records the edge (label, b) with weight w in n's list d.
+func (t *adjTable) set(n *anode, d int, lid uint32, label string, b pkey, bid uint32, w float64) {
+	if n.big[d] {
 		return
 	}
-	i, ok := t.find(a, label, b)
-	if ok {
-		a.edges[i].weight = w
+	a := n.e[d]
+	s := adjHead + t.dims
+	i, ok := t.find(a, t.labels.all(), label, b)
+	if !ok && len(a)/s >= adjMaxRun {
+		n.e[d], n.big[d] = nil, true
 		return
 	}
-	if len(a.edges) >= adjMaxRun {
-		*a = adjList{big: true}
-		return
+	if n.own[d] != t.gen {
+		extra := s
+		if ok {
+			extra = 0
+		}
+		a = append(make([]int32, 0, len(a)+extra), a...)
+		n.own[d] = t.gen
 	}
-	d := t.dims
-	a.edges = append(a.edges, aedge{})
-	copy(a.edges[i+1:], a.edges[i:])
-	a.edges[i] = aedge{label: label, weight: w, to: bid}
-	a.coords = append(a.coords, b[:d]...)
-	copy(a.coords[(i+1)*d:], a.coords[i*d:])
-	copy(a.coords[i*d:], b[:d])
+	if !ok {
+		a = append(a, make([]int32, s)...)
+		copy(a[(i+1)*s:], a[i*s:])
+		r := a[i*s : i*s+s]
+		r[0], r[1] = int32(bid), int32(lid)
+		copy(r[adjHead:], b[:t.dims])
+	}
+	setRecWeight(a[i*s:i*s+s], w)
+	n.e[d] = a
 }
 
-func (t *adjTable) remove(a *adjList, label string, b pkey) {
-	if a.big {
+// remove forgets the edge (label, b) in n's list d.
+func (t *adjTable) remove(n *anode, d int, label string, b pkey) {
+	if n.big[d] {
 		return
 	}
-	if i, ok := t.find(a, label, b); ok {
-		d := t.dims
-		a.edges = append(a.edges[:i], a.edges[i+1:]...)
-		a.coords = append(a.coords[:i*d], a.coords[(i+1)*d:]...)
+	a := n.e[d]
+	s := adjHead + t.dims
+	i, ok := t.find(a, t.labels.all(), label, b)
+	if !ok {
+		return
 	}
+	if n.own[d] != t.gen {
+		a = append(make([]int32, 0, len(a)-s), a[:i*s]...)
+		a = append(a, n.e[d][(i+1)*s:]...)
+		n.own[d] = t.gen
+	} else {
+		a = slices.Delete(a, i*s, (i+1)*s)
+	}
+	n.e[d] = a
 }
 
 // link records the live edge from -[label]-> to with weight w.
 func (t *adjTable) link(from, to pkey, label string, w float64) {
 	fid, tid := t.ids.assign(from), t.ids.assign(to)
-	t.set(&t.mut(fid, from).out, label, to, tid, w)
-	t.set(&t.mut(tid, to).in, label, from, fid, w)
+	lid := t.labels.assign(label)
+	t.set(t.mut(fid), 0, lid, label, to, tid, w)
+	t.set(t.mut(tid), 1, lid, label, from, fid, w)
 }
 
 // unlink forgets the edge from -[label]-> to.
 func (t *adjTable) unlink(from, to pkey, label string) {
 	fid, ok1 := t.ids.lookup(from)
 	tid, ok2 := t.ids.lookup(to)
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || t.labels.lookup(label) == noLabel {
 		return
 	}
-	t.remove(&t.mut(fid, from).out, label, to)
-	t.remove(&t.mut(tid, to).in, label, from)
+	t.remove(t.mut(fid), 0, label, to)
+	t.remove(t.mut(tid), 1, label, from)
 }
 
 // adjNeighbours calls fn with the id, coordinate (dims axes, valid only
 // during the call) and weight of every node one hop from id (coordinate
-// c) along live edges with the label ("" = any), in the trees' order: out
-// edges, then in edges for Both. It reads the trees for a direction whose
-// array is not kept.
-func (g *edgeTrees) adjNeighbours(id uint32, c pkey, label string, dir Direction, fn func(m uint32, mc []int32, w float64) bool) {
+// c) along live edges with the label, in the trees' order: out edges,
+// then in edges for Both. It reads the trees for a direction whose array
+// is not kept.
+func (g *edgeTrees) adjNeighbours(id uint32, c pkey, lab adjLabel, dir Direction, fn func(m uint32, mc []int32, w float64) bool) {
 	n := g.adj.node(id)
 	if n == nil {
 		return
 	}
 	if dir == Out || dir == Both {
-		if !g.adjList(&n.out, g.out, c, label, fn) {
+		if !g.adjList(n, 0, g.out, c, lab, fn) {
 			return
 		}
 	}
 	if dir == In || dir == Both {
-		g.adjList(&n.in, g.in, c, label, fn)
+		g.adjList(n, 1, g.in, c, lab, fn)
 	}
 }
 
-func (g *edgeTrees) adjList(a *adjList, t *btree.BTreeG[eitem], c pkey, label string, fn func(m uint32, mc []int32, w float64) bool) bool {
-	d := g.adj.dims
-	if a.big {
+func (g *edgeTrees) adjList(n *anode, d int, t *btree.BTreeG[eitem], c pkey, lab adjLabel, fn func(m uint32, mc []int32, w float64) bool) bool {
+	dims := g.adj.dims
+	if n.big[d] {
 		ok := true
-		scanEdges(t, c, label, func(e *eitem) bool {
+		scanEdges(t, c, lab.name, func(e *eitem) bool {
 			id, _ := g.adj.ids.lookup(e.b)
-			ok = fn(id, e.b[:d], e.weight)
+			ok = fn(id, e.b[:dims], e.weight)
 			return ok
 		})
 		return ok
 	}
-	for i := range a.edges {
-		e := &a.edges[i]
-		if label != "" && e.label != label {
+	a := n.e[d]
+	s := adjHead + dims
+	for i := 0; i+s <= len(a); i += s {
+		r := a[i : i+s : i+s]
+		if !lab.any && uint32(r[1]) != lab.id {
 			continue
 		}
-		if !fn(e.to, a.coords[i*d:i*d+d:i*d+d], e.weight) {
+		if !fn(uint32(r[0]), r[adjHead:], recWeight(r)) {
 			return false
 		}
 	}
 	return true
-}
-
-// idSet is a set of node ids: open addressing over id+1 (0 is empty),
-// probing from a multiplicative hash's top bits. used lists the slots
-// filled, so that reset costs what was added, not the table's size.
-type idSet struct {
-	slots []uint32
-	used  []uint32
-	shift uint
-	n     int
-}
-
-func (s *idSet) reset() {
-	for _, i := range s.used {
-		s.slots[i] = 0
-	}
-	s.used, s.n = s.used[:0], 0
-}
-
-func newIDSet(size int) idSet {
-	n, shift := 64, uint(32-6)
-	for n < 2*size {
-		n, shift = 2*n, shift-1
-	}
-	return idSet{slots: make([]uint32, n), shift: shift}
-}
-
-// add adds id and reports whether it was new.
-func (s *idSet) add(id uint32) bool {
-	if 2*(s.n+1) > len(s.slots) {
-		s.grow()
-	}
-	v := id + 1
-	mask := uint32(len(s.slots) - 1)
-	for i := (v * 0x9E3779B1) >> s.shift; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case v:
-			return false
-		case 0:
-			s.slots[i] = v
-			s.used = append(s.used, i)
-			s.n++
-			return true
-		}
-	}
-}
-
-func (s *idSet) has(id uint32) bool {
-	v := id + 1
-	mask := uint32(len(s.slots) - 1)
-	for i := (v * 0x9E3779B1) >> s.shift; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case v:
-			return true
-		case 0:
-			return false
-		}
-	}
-}
-
-func (s *idSet) grow() {
-	old := s.slots
-	s.slots, s.shift, s.n, s.used = make([]uint32, 2*len(old)), s.shift-1, 0, s.used[:0]
-	for _, v := range old {
-		if v != 0 {
-			s.add(v - 1)
-		}
-	}
 }

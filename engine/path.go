@@ -179,6 +179,7 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 	index[start] = 0
 	labels = append(labels, plabel{s: start, c: from, prev: -1})
 	q := pathHeap{{i: 0}}
+	lab := g.adj.label(o.Label)
 	steps := 0
 	for len(q) > 0 {
 		cur := q.pop()
@@ -212,7 +213,7 @@ func dijkstraPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o 
 			continue
 		}
 		var bad error
-		g.adjNeighbours(id, c, o.Label, o.Direction, func(m uint32, mc []int32, w float64) bool {
+		g.adjNeighbours(id, c, lab, o.Direction, func(m uint32, mc []int32, w float64) bool {
 			if !(w >= 0) {
 				// Link refuses these; a store written by an older cube may
 				// still hold one. A wrong answer is worse than none.

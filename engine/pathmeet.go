@@ -64,6 +64,7 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 	a, b := (o.MaxHops+1)/2, o.MaxHops/2
 	scans := 0
 	var bad error
+	lab := g.adj.label(o.Label)
 	scan := func(id uint32, c pkey, dir Direction, fn func(m uint32, mc []int32, w float64)) bool {
 		if scans++; scans > budget {
 			return false
@@ -73,7 +74,7 @@ func meetPath(ctx context.Context, g *edgeTrees, dims int, from, to pkey, o Path
 				return false
 			}
 		}
-		g.adjNeighbours(id, c, o.Label, dir, func(m uint32, mc []int32, w float64) bool {
+		g.adjNeighbours(id, c, lab, dir, func(m uint32, mc []int32, w float64) bool {
 			if !(w >= 0) {
 				bad = fmt.Errorf("%w: an edge between %v and %v has weight %v (written before cube refused such weights); unlink it or link it again with a weight >= 0", ErrBadWeight, c[:dims], mc, w)
 				return false

@@ -102,7 +102,7 @@ func checkAdjacency(t *testing.T, g *edgeTrees) {
 				want = append(want, hop{ids[m], fmt.Sprint(m[:g.adj.dims]), w})
 				return true
 			})
-			g.adjNeighbours(id, c, "", dir, func(m uint32, mc []int32, w float64) bool {
+			g.adjNeighbours(id, c, g.adj.label(""), dir, func(m uint32, mc []int32, w float64) bool {
 				got = append(got, hop{m, fmt.Sprint(mc), w})
 				return true
 			})
