@@ -277,6 +277,10 @@ func (db *DB) loadCheckpoints(rep *RecoveryReport) error {
 		if err != nil {
 			return db.translate(err)
 		}
+		var bl *baseLoad
+		if i == 0 {
+			bl = newBaseLoad(db, h.LSN)
+		}
 		var d opDecoder
 		var o op
 		for rec, err := range r.All() {
@@ -294,11 +298,17 @@ func (db *DB) loadCheckpoints(rep *RecoveryReport) error {
 				if !more {
 					break
 				}
+				if bl != nil && bl.take(&o) {
+					continue
+				}
 				if err := db.applyRecovered(&o, h.LSN); err != nil {
 					r.Close()
 					return db.translate(inCheckpoint(r, path, err))
 				}
 			}
+		}
+		if bl != nil {
+			bl.finish()
 		}
 		info := r.Info()
 		r.Close()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"math"
 	"strings"
 
@@ -40,6 +41,24 @@ func eitemLess(x, y eitem) bool {
 		}
 	}
 	return false
+}
+
+// eitemCompare is eitemLess as a three-way comparison, for sorting.
+func eitemCompare(x, y *eitem) int {
+	for i := range x.a {
+		if x.a[i] != y.a[i] {
+			return cmp.Compare(x.a[i], y.a[i])
+		}
+	}
+	if c := strings.Compare(x.label, y.label); c != 0 {
+		return c
+	}
+	for i := range x.b {
+		if x.b[i] != y.b[i] {
+			return cmp.Compare(x.b[i], y.b[i])
+		}
+	}
+	return 0
 }
 
 type edgeTrees struct {

@@ -100,6 +100,19 @@ func (x *index) sealRun(p *pendingList, order []sortKey) {
 // mergeRun returns a new run of the live values of base overlaid with the
 // delta tree and then the pending batch (later layers win on a key).
 func mergeRun(base *run, delta *btree.BTreeG[vitem], p *pendingList, order []sortKey, dims int) *run {
+	if base.len() == 0 && delta == nil {
+		// The first seal (a store just opened, or loaded): the batch
+		// alone, without copying it into a list first.
+		r := &run{dims: dims, keys: make([]curve.Key, 0, len(order)), coords: make([]int32, 0, len(order)*dims), vals: make([][]byte, 0, len(order))}
+		for _, o := range order {
+			if it := p.at(o.pos); !it.tomb() {
+				r.keys = append(r.keys, it.key)
+				r.coords = append(r.coords, it.c[:dims]...)
+				r.vals = append(r.vals, it.val)
+			}
+		}
+		return r
+	}
 	// The two upper layers first, into one sorted list of pointers.
 	var upd []vitem
 	j := 0
