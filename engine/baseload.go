@@ -13,7 +13,8 @@ import (
 // nothing else is in the namespaces while it is read, so baseLoad collects
 // the values and edges and builds each namespace once the file is read:
 // the map at its final size, the trees loaded in order, the in tree from
-// the edges sorted once.
+// the edges sorted once. (The adjacency is still linked edge by edge, in
+// the out tree's order.)
 //
 // The result is exactly what applying the same ops one by one gives, for
 // any order of ops (later ops win, as in a replay): the collected values
@@ -35,7 +36,7 @@ type nsLoad struct {
 	ns    *Namespace
 	edges [][]eitem // links in the order read, in chunks (growing one slice copied it over and over)
 	nedge int
-	done  bool    // built: later ops are applied one by one
+	done  bool // built: later ops are applied one by one
 }
 
 func newBaseLoad(db *DB, lsn uint64) *baseLoad {
@@ -159,7 +160,9 @@ func (b *baseLoad) build(l *nsLoad) {
 		g.out.Load(e)
 	}
 	g.count = len(es)
-	loadAdj(&g.adj, es, false)
+	for _, e := range es {
+		g.adj.link(e.a, e.b, e.label, e.weight)
+	}
 	// The same edges seen from their other end, for the in tree.
 	for i := range es {
 		es[i].a, es[i].b = es[i].b, es[i].a
@@ -167,40 +170,5 @@ func (b *baseLoad) build(l *nsLoad) {
 	slices.SortFunc(es, less)
 	for _, e := range es {
 		g.in.Load(e)
-	}
-	loadAdj(&g.adj, es, true)
-}
-
-// loadAdj sets the adjacency lists of one direction from es, the edges
-// in that direction's tree order, as linking them one by one would:
-// each node's list in that order, or big past adjMaxRun.
-func loadAdj(t *adjTable, es []eitem, in bool) {
-	d := t.dims
-	for i := 0; i < len(es); {
-		a := es[i].a
-		j := i + 1
-		for j < len(es) && es[j].a == a {
-			j++
-		}
-		l := adjList{big: true}
-		if j-i <= adjMaxRun {
-			l = adjList{edges: make([]aedge, j-i), coords: make([]int32, 0, (j-i)*d)}
-			for k := i; k < j; k++ {
-				e := &es[k]
-				l.edges[k-i] = aedge{label: e.label, weight: e.weight, to: t.ids.assign(e.b)}
-				l.coords = append(l.coords, e.b[:d]...)
-			}
-		} else {
-			for k := i; k < j; k++ {
-				t.ids.assign(es[k].b)
-			}
-		}
-		n := t.mut(t.ids.assign(a), a)
-		if in {
-			n.in = l
-		} else {
-			n.out = l
-		}
-		i = j
 	}
 }

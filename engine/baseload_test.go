@@ -24,9 +24,7 @@ import (
 //
 // Breaks seen caught: the in tree loaded from the edges before they were
 // sorted by their other end (a walk Both through the sink, whose in
-// edges are read from that tree, reached 2 nodes, not dozens); loadAdj
-// filling only the out lists (the same walk stopped at the sink's
-// neighbour).
+// edges are read from that tree, reached 2 nodes, not dozens).
 func TestReopenFromBaseAnswersAsBefore(t *testing.T) {
 	seed := uint64(rand.Int64())
 	t.Logf("seed %d", seed)
