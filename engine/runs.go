@@ -258,9 +258,7 @@ func emit(out, c []int32) []int32 {
 	if out == nil {
 		return c
 	}
-	for i, x := range c { // a few words: a loop, not a call to memmove
-		out[i] = x
-	}
+	copy(out, c)
 	return out
 }
 
