@@ -157,21 +157,29 @@ func (tx *Tx) writeSet() {
 	if tx.writes == nil {
 		tx.writes = make(map[pkey]wval)
 	}
-	d := opDecoder{b: tx.enc.b, off: tx.indexed}
-	var o op
-	for {
-		more, err := d.next(&o)
-		if err != nil || !more {
-			break // we encoded it ourselves
-		}
+	tx.ownOps(tx.indexed, func(o *op) {
 		switch o.kind {
 		case opPut:
 			tx.writes[o.c] = wval{val: o.value}
 		case opDel:
 			tx.writes[o.c] = wval{tomb: true}
 		}
-	}
+	})
 	tx.indexed = len(tx.enc.b)
+}
+
+// ownOps calls fn for each op the transaction has encoded from offset
+// off of its record on.
+func (tx *Tx) ownOps(off int, fn func(o *op)) {
+	d := opDecoder{b: tx.enc.b, off: off}
+	var o op
+	for {
+		more, err := d.next(&o)
+		if err != nil || !more {
+			return // we encoded it ourselves
+		}
+		fn(&o)
+	}
 }
 
 // Delete removes the value at c and reports whether there was one.
@@ -271,20 +279,14 @@ func (tx *Tx) edgeTrees() *edgeTrees {
 			// that only links does not pay for it (nor, under a
 			// Replicator, wait for its reads): its own edge writes so
 			// far are replayed onto it from its record.
-			d := opDecoder{b: tx.enc.b}
-			var o op
-			for {
-				more, err := d.next(&o)
-				if err != nil || !more {
-					break // we encoded it ourselves
-				}
+			tx.ownOps(0, func(o *op) {
 				switch o.kind {
 				case opLink:
 					g.link(o.c, o.to, o.name, o.weight, o.value, 0)
 				case opUnlink:
 					g.unlink(o.c, o.to, o.name, 0)
 				}
-			}
+			})
 			tx.edges = &g
 		}
 	}
