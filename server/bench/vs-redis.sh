@@ -1,49 +1,92 @@
 #!/usr/bin/env bash
-# vs-redis.sh: redis-benchmark against cube's daemon (PUT/GET) and against
-# redis-server (SET/GET) at the same durability, on Unix sockets, 3 runs each;
-# prints requests/s per run and the median.
+# vs-redis.sh: cube's daemon against redis-server at the same durability, in
+# one run, on Unix sockets: every row of issue 11 item 5.
 #
 #   server/bench/vs-redis.sh [N=100000] [CLIENTS=50]
 #
-# cube --sync always is compared with appendfsync always, --sync interval
-# with appendfsync everysec. Needs redis-server and redis-benchmark.
+# Rows, for cube --sync always vs appendfsync always, then --sync interval
+# vs appendfsync everysec:
+#   redis-benchmark -n N -c CLIENTS -P 1 and -P 16, one key, 3-byte values:
+#     cube PUT b 0 xyz / GET b 0 (a 1-D namespace) vs redis SET k xyz / GET k;
+#   64 go-redis writers (server/bench/writers), random keys: cube's daemon,
+#     redis-server, and cube embedded (Namespace.Put, no daemon).
+# Each row runs REPS times (default 3), cube and redis interleaved, so that
+# load from other processes falls on both alike; it prints the median, the
+# runs, and cube/redis (for the writers, daemon/embedded too).
+#
+# Environment: REPS (3), DUR (writers' measured time, 5s), CUBE (a cube
+# binary to use instead of building ./cmd/cube), WRITERS (64).
+# Needs redis-server, redis-cli and redis-benchmark (apt-get install
+# redis-server redis-tools).
 set -euo pipefail
 N=${1:-100000}
 C=${2:-50}
+REPS=${REPS:-3}
+DUR=${DUR:-5s}
+NW=${WRITERS:-64}
 cd "$(dirname "$0")/../.."
+for t in redis-server redis-cli redis-benchmark; do
+	command -v "$t" >/dev/null || { echo "vs-redis.sh: $t not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
+done
 W=$(mktemp -d /tmp/vsredis.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
-go build -o "$W/cube" ./cmd/cube
+if [ -n "${CUBE:-}" ]; then
+	cp "$CUBE" "$W/cube"
+else
+	go build -o "$W/cube" ./cmd/cube
+fi
+go build -o "$W/writers" ./server/bench/writers
 
-rps() { # command... -> requests/s
-	local prog=$1; shift
-	"$prog" --csv "$@" 2>/dev/null | tail -1 | awk -F'","' '{gsub(/"/,"",$2); print int($2)}'
+rps() { # sock pipeline cmd... -> requests/s
+	local sock=$1 p=$2; shift 2
+	redis-benchmark --csv -s "$sock" -n "$N" -c "$C" -P "$p" "$@" 2>/dev/null |
+		tail -1 | awk -F'","' '{gsub(/"/,"",$2); print int($2)}'
 }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
-run() { # label sock cmd...
-	local label=$1 sock=$2; shift 2
-	for p in 1 16; do
-		local r=()
-		for i in 1 2 3; do r+=("$(rps redis-benchmark -s "$sock" -n "$N" -c "$C" -P "$p" -r 100000 "$@")"); done
-		printf '%-34s -P %-2s %10s   (%s)\n' "$label" "$p" "$(median "${r[@]}")" "${r[*]}"
-	done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}'; }
+row() { # label median runs... 
+	local label=$1; shift
+	printf '  %-40s %10s   (%s)\n' "$label" "$(median "$@")" "$*"
 }
 
 for mode in always:always interval:everysec; do
 	cm=${mode%%:*}; rm_=${mode##*:}
-	rm -rf "$W/data" "$W/redis"; mkdir -p "$W/redis"
+	rm -rf "$W/data" "$W/redis" "$W/emb"; mkdir -p "$W/redis" "$W/emb"
 	"$W/cube" serve --data "$W/data" --sync "$cm" 2>"$W/cube.log" &
 	cpid=$!
 	redis-server --port 0 --unixsocket "$W/redis/r.sock" --unixsocketperm 700 --dir "$W/redis" \
 		--appendonly yes --appendfsync "$rm_" --save '' --daemonize no >"$W/redis.log" 2>&1 &
 	rpid=$!
 	for _ in $(seq 100); do [ -S "$W/data/cube.sock" ] && [ -S "$W/redis/r.sock" ] && break; sleep 0.1; done
-	redis-cli -s "$W/data/cube.sock" NS.CREATE b DIMS 3 >/dev/null
-	echo "== cube --sync $cm vs redis appendfsync $rm_ (n=$N, c=$C)"
-	run "cube PUT b __rand_int__ 2 3 xyz" "$W/data/cube.sock" PUT b __rand_int__ 2 3 xyz
-	run "redis SET key:__rand_int__ xyz" "$W/redis/r.sock" SET key:__rand_int__ xyz
-	run "cube GET b __rand_int__ 2 3" "$W/data/cube.sock" GET b __rand_int__ 2 3
-	run "redis GET key:__rand_int__" "$W/redis/r.sock" GET key:__rand_int__
+	cs=$W/data/cube.sock rs=$W/redis/r.sock
+	redis-cli -s "$cs" NS.CREATE b DIMS 1 >/dev/null
+	redis-cli -s "$cs" PUT b 0 xyz >/dev/null
+	redis-cli -s "$rs" SET k xyz >/dev/null
+	echo "== cube --sync $cm vs redis appendfsync $rm_ (redis-benchmark -n $N -c $C; $NW writers for $DUR; median of $REPS, interleaved)"
+	for p in 1 16; do
+		cp_=() rp=() cg=() rg=()
+		for _ in $(seq "$REPS"); do
+			cp_+=("$(rps "$cs" "$p" PUT b 0 xyz)")
+			rp+=("$(rps "$rs" "$p" SET k xyz)")
+			cg+=("$(rps "$cs" "$p" GET b 0)")
+			rg+=("$(rps "$rs" "$p" GET k)")
+		done
+		row "cube PUT b 0 xyz -P $p" "${cp_[@]}"
+		row "redis SET k xyz -P $p" "${rp[@]}"
+		echo "    cube/redis $(ratio "$(median "${cp_[@]}")" "$(median "${rp[@]}")")"
+		row "cube GET b 0 -P $p" "${cg[@]}"
+		row "redis GET k -P $p" "${rg[@]}"
+		echo "    cube/redis $(ratio "$(median "${cg[@]}")" "$(median "${rg[@]}")")"
+	done
+	cw=() rw=() ew=()
+	for i in $(seq "$REPS"); do
+		cw+=("$("$W/writers" -target cube -sock "$cs" -writers "$NW" -duration "$DUR")")
+		rw+=("$("$W/writers" -target redis -sock "$rs" -writers "$NW" -duration "$DUR")")
+		ew+=("$("$W/writers" -target embedded -dir "$W/emb/$i" -sync "$cm" -writers "$NW" -duration "$DUR")")
+	done
+	row "cube daemon $NW writers PUT" "${cw[@]}"
+	row "redis $NW writers SET" "${rw[@]}"
+	row "cube embedded $NW writers Put" "${ew[@]}"
+	echo "    cube/redis $(ratio "$(median "${cw[@]}")" "$(median "${rw[@]}")")  daemon/embedded $(ratio "$(median "${cw[@]}")" "$(median "${ew[@]}")")"
 	kill "$cpid" "$rpid"; wait "$cpid" "$rpid" 2>/dev/null || true
 done
