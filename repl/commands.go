@@ -102,6 +102,7 @@ func usage(name string) error {
 func (r *session) cmdHelp(context.Context, string) error {
 	fmt.Fprintln(r.out, "JavaScript runs in the namespace's session with the cube API:")
 	fmt.Fprintln(r.out, "  cube.get(c) cube.put(c, v) cube.del(c) cube.region(min, max).toArray()")
+	fmt.Fprintln(r.out, "  cube.nearby(c, k) cube.within(c, r) cube.region(min, max).columns({values: \"number\"})")
 	fmt.Fprintln(r.out, "  cube.edges(c) cube.link(a, b, label) cube.walk(c, {depth}) cube.path(a, b)")
 	fmt.Fprintln(r.out, "  cube.V(c).out(label).all() ... (Tab completes)")
 	fmt.Fprintln(r.out, "Commands:")
