@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := runAndReport(context.Background(), cfg, out); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -47,6 +62,7 @@ func parseFlags(args []string) (config, string, error) {
 	flatR := fs.String("flat-radii", "16,64", "radii of the 2-D radius queries")
 	stores := fs.String("stores", "cube,bbolt,pebble,sqlite,redis", "stores to measure")
 	out := fs.String("out", "results", "directory for the table and plots")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	tmp := fs.String("dir", "", "directory for the stores' files (default: a new temporary one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err

@@ -30,6 +30,8 @@ type config struct {
 	stores  []string
 	dir     string    // where the stores live (a temporary directory)
 	log     io.Writer // progress
+
+	cpuProfile string // -cpuprofile: where main writes the run's CPU profile
 }
 
 // workload is one row of the table: a kind of query with its parameter.
