@@ -1,0 +1,539 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/redis/go-redis/v9"
+)
+
+var cycles = flag.Int("cluster.cycles", 1, "nemesis cycles of TestLinearizable; each SIGKILLs the leader, then a follower, then SIGSTOPs the leader for 2s (CI runs 1; run long with e.g. -cluster.cycles=20)")
+
+// The register-per-coordinate model of a 1-D namespace: each coordinate
+// is a register, its state the value last put ("" while none is).
+// Partitioned by coordinate, each history is checked on its own.
+type linIn struct {
+	put   bool
+	key   int
+	value string // put's
+}
+
+type linOut struct {
+	value   string // get's; "" for a missing coordinate
+	unknown bool   // the reply was lost: any value will do
+}
+
+var registerModel = porcupine.Model{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[int][]porcupine.Operation{}
+		var keys []int
+		for _, op := range h {
+			k := op.Input.(linIn).key
+			if _, ok := by[k]; !ok {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], op)
+		}
+		slices.Sort(keys)
+		var parts [][]porcupine.Operation
+		for _, k := range keys {
+			parts = append(parts, by[k])
+		}
+		return parts
+	},
+	Init: func() any { return "" },
+	Step: func(state, input, output any) (bool, any) {
+		in := input.(linIn)
+		if in.put {
+			return true, in.value
+		}
+		out := output.(linOut)
+		return out.unknown || out.value == state.(string), state
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(linIn)
+		if in.put {
+			return fmt.Sprintf("put(%d, %q)", in.key, in.value)
+		}
+		if out := output.(linOut); !out.unknown {
+			return fmt.Sprintf("get(%d) -> %q", in.key, out.value)
+		}
+		return fmt.Sprintf("get(%d) -> ?", in.key)
+	},
+	DescribeState: func(state any) string { return fmt.Sprintf("%q", state) },
+}
+
+// history records operations as clients run them. Times are
+// nanoseconds since the start, on the monotonic clock.
+type history struct {
+	start time.Time
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+	open  []int // indexes of ops whose outcome is unknown
+	notes []porcupine.Annotation
+}
+
+func (h *history) now() int64 { return int64(time.Since(h.start)) }
+
+// add records an operation. One whose outcome the client cannot know
+// (the connection broke or timed out after it was sent, or the leader
+// lost leadership before knowing it committed) may have taken effect
+// at any time after its call, or never: it is kept, with its return
+// set at the end of the history by closeOpen and its output unknown.
+func (h *history) add(client int, in linIn, out linOut, call, ret int64, known bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
+	if !known {
+		h.open = append(h.open, len(h.ops)-1)
+	}
+}
+
+func (h *history) note(tag, what string, start, end int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.notes = append(h.notes, porcupine.Annotation{Tag: tag, Start: start, End: end, Description: what})
+}
+
+// closeOpen ends every operation of unknown outcome after every other.
+func (h *history) closeOpen() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	end := h.now()
+	for _, op := range h.ops {
+		end = max(end, op.Return+1)
+	}
+	for _, i := range h.open {
+		h.ops[i].Return = end
+		h.ops[i].Output = linOut{unknown: true}
+	}
+}
+
+// check checks the history against the model; on failure it writes
+// porcupine's visualisation to a file and names it.
+func (h *history) check(t *testing.T) {
+	t.Helper()
+	res, lin := porcupine.CheckOperationsVerbose(registerModel, h.ops, 2*time.Minute)
+	if res == porcupine.Ok {
+		return
+	}
+	lin.AddAnnotations(h.notes)
+	f, err := os.CreateTemp("", "cube-lin-*.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := porcupine.VisualizePath(registerModel, lin, f.Name()); err != nil {
+		t.Errorf("cannot write the visualisation: %v", err)
+	}
+	if res == porcupine.Illegal {
+		t.Errorf("the history of %d operations is not linearizable; see %s (open it in a browser)", len(h.ops), f.Name())
+	} else {
+		t.Errorf("porcupine could not decide in 2m whether the history of %d operations is linearizable (fewer keys or cycles help); partial view in %s", len(h.ops), f.Name())
+	}
+}
+
+// linClient is one client of the cluster: it follows MOVED to the
+// leader and, where no node answers, tries the next.
+type linClient struct {
+	id      int
+	addrs   []string
+	leader  string
+	next    int
+	clients map[string]*redis.Client
+}
+
+func newLinClient(id int, addrs []string) *linClient {
+	return &linClient{id: id, addrs: addrs, leader: addrs[id%len(addrs)], next: id, clients: map[string]*redis.Client{}}
+}
+
+func (l *linClient) conn(addr string) *redis.Client {
+	c, ok := l.clients[addr]
+	if !ok {
+		c = redis.NewClient(&redis.Options{Addr: addr, Password: token, MaxRetries: -1, PoolSize: 2, DialerRetries: 1,
+			DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+		l.clients[addr] = c
+	}
+	return c
+}
+
+func (l *linClient) close() {
+	for _, c := range l.clients {
+		c.Close()
+	}
+}
+
+// elsewhere moves on to the next node, for one that does not answer.
+func (l *linClient) elsewhere() {
+	l.next++
+	l.leader = l.addrs[l.next%len(l.addrs)]
+}
+
+// reply sorts an error from a node: retry it (definitely not applied),
+// after sending the command to the leader it names, or the outcome is
+// unknown.
+func (l *linClient) reply(err error) (retry bool) {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "MOVED 0 "):
+		l.leader = strings.TrimPrefix(msg, "MOVED 0 ")
+		return true
+	case strings.HasPrefix(msg, "TRYAGAIN") && !strings.Contains(msg, "leadership lost"):
+		// No leader, or one still applying its predecessor's entries:
+		// refused before anything was proposed.
+		time.Sleep(20 * time.Millisecond)
+		return true
+	case isConnRefused(err):
+		// The command never reached a node.
+		l.elsewhere()
+		time.Sleep(20 * time.Millisecond)
+		return true
+	}
+	// A timeout, a broken connection, "leadership lost", or anything
+	// else: the write may or may not be in the log.
+	l.elsewhere()
+	return false
+}
+
+// put puts v at key, true once it is acknowledged, false if its outcome
+// is unknown.
+func (l *linClient) put(ctx context.Context, ns string, key int, v string) bool {
+	for ctx.Err() == nil {
+		err := l.conn(l.leader).Do(ctx, "PUT", ns, key, v).Err()
+		if err == nil {
+			return true
+		}
+		if !l.reply(err) {
+			return false
+		}
+	}
+	return false
+}
+
+// probeNS is a namespace that does not exist: a PUT to it passes the
+// server's cluster check (MOVED or TRYAGAIN unless this node is the
+// leader and has applied all its predecessors committed) and then fails
+// with NONS, writing nothing.
+const probeNS = "lin.no-such-namespace"
+
+// get reads key from the leader: the PUT to probeNS pipelined before
+// it proves that the node answering was the leader, ready, when it
+// read. (A follower serves GET from its own state, which may lag
+// behind; see Break 1 on TestLinearizable.)
+func (l *linClient) get(ctx context.Context, ns string, key int, viaAny bool) (string, bool) {
+	for ctx.Err() == nil {
+		c := l.conn(l.leader)
+		if viaAny {
+			v, err := c.Do(ctx, "GET", ns, key).Text()
+			switch {
+			case err == nil:
+				return v, true
+			case errors.Is(err, redis.Nil):
+				return "", true
+			case !l.reply(err):
+				return "", false
+			}
+			continue
+		}
+		cmds, _ := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Do(ctx, "PUT", probeNS, 0, "x")
+			p.Do(ctx, "GET", ns, key)
+			return nil
+		})
+		if len(cmds) != 2 {
+			return "", false
+		}
+		if err := cmds[0].Err(); err == nil || !strings.HasPrefix(err.Error(), "NONS") {
+			if err == nil {
+				panic("PUT to " + probeNS + " succeeded")
+			}
+			if !l.reply(err) {
+				return "", false
+			}
+			continue
+		}
+		v, err := cmds[1].(*redis.Cmd).Text()
+		switch {
+		case err == nil:
+			return v, true
+		case errors.Is(err, redis.Nil):
+			return "", true
+		case !l.reply(err):
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// linRun is a run of TestLinearizable's clients.
+type linRun struct {
+	h        *history
+	ns       string
+	keys     int
+	acks     atomic.Int64
+	lastAck  atomic.Int64 // h.now() of the last acknowledged PUT
+	unknowns atomic.Int64
+	viaAny   bool // Break 1: read from any node
+}
+
+// client runs one client's operations until stop closes.
+func (r *linRun) client(ctx context.Context, id int, addrs []string, stop <-chan struct{}) {
+	l := newLinClient(id, addrs)
+	defer l.close()
+	rng := rand.New(rand.NewPCG(uint64(id), 7))
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		k := rng.IntN(r.keys)
+		call := r.h.now()
+		if rng.IntN(2) == 0 {
+			v := fmt.Sprintf("c%d-%d", id, i) // unique in the run
+			ok := l.put(ctx, r.ns, k, v)
+			ret := r.h.now()
+			r.h.add(id, linIn{put: true, key: k, value: v}, linOut{}, call, ret, ok)
+			if ok {
+				r.acks.Add(1)
+				r.lastAck.Store(ret)
+			} else {
+				r.unknowns.Add(1)
+			}
+		} else {
+			v, ok := l.get(ctx, r.ns, k, r.viaAny)
+			r.h.add(id, linIn{key: k}, linOut{value: v}, call, r.h.now(), ok)
+			if !ok {
+				r.unknowns.Add(1)
+			}
+		}
+		// Some slack, so that 3 daemons and the clients leave a core.
+		time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+	}
+}
+
+// waitAckAfter waits for a PUT acknowledged after t (by h.now()), and
+// returns when it was.
+func (r *linRun) waitAckAfter(tb testing.TB, t int64) int64 {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if a := r.lastAck.Load(); a > t {
+			return a
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("no write acknowledged in 30s after %v", time.Duration(t))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestLinearizable: 6 go-redis clients PUT unique values to and GET 5
+// coordinates of a 1-D namespace on a 3-node cluster, writes and reads
+// going to the leader (following MOVED), while a nemesis, each cycle
+// (-cluster.cycles), SIGKILLs the leader and restarts it on its data,
+// SIGKILLs a follower and restarts it, and SIGSTOPs the leader for 2s
+// (a partition of the node: the others elect a new leader, then it comes
+// back believing it leads) and SIGCONTs it. Every operation's call and
+// return are recorded; one whose reply was lost is kept, as possibly
+// applied at any time after its call. At the end every node is up, each
+// coordinate is read once more from the leader, and porcupine checks
+// the whole history linearizable on a register per coordinate: so an
+// acknowledged PUT is never lost unless a later PUT overwrote it, and no
+// read sees a value older than one acknowledged before the read began.
+// Every node then converges on the leader's final values.
+//
+// Break 1: read from whichever node the client last talked to, without
+// the probe that shows it is the leader (viaAny: true in r below) ->
+// porcupine rejects the history ("the history of 1720 operations is not
+// linearizable; see /tmp/cube-lin-….html"): a follower answers from a
+// state a few entries behind the leader's. (In one run of three the
+// stale reads happened to fit and only the convergence check failed:
+// the final reads, from a lagging follower too, were older than what
+// the nodes then held.) Break 2: TestLinModelRejects shows the model
+// itself refuses a stale read.
+func TestLinearizable(t *testing.T) {
+	c := newCluster(t, 3)
+	addrs := []string{c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+40**cycles)*time.Second)
+	defer cancel()
+	setup := newLinClient(0, addrs)
+	defer setup.close()
+	for {
+		err := setup.conn(setup.leader).Do(ctx, "NS.CREATE", "lin", "DIMS", "1").Err()
+		if err == nil {
+			break
+		}
+		if !setup.reply(err) {
+			t.Fatalf("NS.CREATE: %v", err)
+		}
+	}
+
+	r := &linRun{h: &history{start: time.Now()}, ns: "lin", keys: 5}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for id := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.client(ctx, id, addrs, stop)
+		}()
+	}
+	var failovers []time.Duration
+	settle := func() { r.waitAckAfter(t, r.h.now()) }
+	settle()
+	for cycle := range *cycles {
+		old := c.leaderOf()
+		if old == nil {
+			t.Fatal("no leader")
+		}
+		t0 := r.h.now()
+		c.kill(old)
+		at := r.waitAckAfter(t, t0)
+		failovers = append(failovers, time.Duration(at-t0))
+		c.start(old, "")
+		r.h.note("nemesis", fmt.Sprintf("SIGKILL leader %s, restart", old.id), t0, r.h.now())
+		settle()
+
+		f := c.follower()
+		t0 = r.h.now()
+		c.kill(f)
+		time.Sleep(time.Second)
+		c.start(f, "")
+		r.h.note("nemesis", fmt.Sprintf("SIGKILL follower %s, restart", f.id), t0, r.h.now())
+		settle()
+
+		p := c.leaderOf()
+		if p == nil {
+			t.Fatal("no leader")
+		}
+		t0 = r.h.now()
+		p.cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(2 * time.Second)
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		r.h.note("nemesis", fmt.Sprintf("SIGSTOP leader %s 2s, SIGCONT", p.id), t0, r.h.now())
+		settle()
+		t.Logf("cycle %d: %d PUTs acknowledged so far, %d operations of unknown outcome", cycle, r.acks.Load(), r.unknowns.Load())
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	// Every node is up: the final reads, from the leader.
+	final := newLinClient(0, addrs)
+	defer final.close()
+	want := map[int]string{}
+	for k := range r.keys {
+		call := r.h.now()
+		v, ok := final.get(ctx, r.ns, k, r.viaAny)
+		if !ok {
+			t.Fatalf("final read of %d: no answer from the cluster", k)
+		}
+		r.h.add(0, linIn{key: k}, linOut{value: v}, call, r.h.now(), true)
+		want[k] = v
+	}
+	t.Logf("final values, read from the leader at %s: %v", final.leader, want)
+	r.h.closeOpen()
+	puts := 0
+	for _, op := range r.h.ops {
+		if op.Input.(linIn).put {
+			puts++
+		}
+	}
+	t.Logf("history: %d operations (%d PUTs, %d acknowledged, %d operations of unknown outcome) over %d coordinates, %d clients, %d nemesis cycles",
+		len(r.h.ops), puts, r.acks.Load(), r.unknowns.Load(), r.keys, 6, *cycles)
+	t.Logf("leader SIGKILL to the first write acknowledged by a new leader: %v", failovers)
+	r.h.check(t)
+
+	for _, n := range c.nodes {
+		if m, err := info(n.resp); err == nil {
+			t.Logf("%s: role %s term %s commit %s applied %s", n.id, m["role"], m["term"], m["commit_index"], m["applied_index"])
+		}
+	}
+	for _, n := range c.nodes {
+		waitValues(t, n, r.ns, want)
+	}
+}
+
+// follower returns a running node that is not the leader.
+func (c *testCluster) follower() *node {
+	c.t.Helper()
+	l := c.leaderOf()
+	for _, n := range c.nodes {
+		if n.cmd != nil && n != l {
+			return n
+		}
+	}
+	c.t.Fatal("no follower")
+	return nil
+}
+
+// waitValues waits until node n's GET of each coordinate answers want's
+// value ("" for none).
+func waitValues(t *testing.T, n *node, ns string, want map[int]string) {
+	t.Helper()
+	c := client(n.resp)
+	defer c.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var bad []string
+		for k, v := range want {
+			got, err := c.Do(context.Background(), "GET", ns, k).Text()
+			if errors.Is(err, redis.Nil) {
+				got, err = "", nil
+			}
+			if err != nil || got != v {
+				bad = append(bad, fmt.Sprintf("%d: %q (%v), want %q", k, got, err, v))
+			}
+		}
+		if len(bad) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			m, err := info(n.resp)
+			t.Fatalf("node %s did not converge on the leader's values in 15s: %s (its CLUSTER.INFO: %v %v)", n.id, strings.Join(bad, "; "), m, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestLinModelRejects: the checker refuses what it must. A read that
+// begins after a PUT of "b" was acknowledged and returns the "a" before
+// it is stale; a read of a value nobody put is invented. A PUT of
+// unknown outcome may explain a later read of its value, but not a read
+// of the older value after a read saw the newer.
+func TestLinModelRejects(t *testing.T) {
+	put := func(c int, k int, v string, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: c, Input: linIn{put: true, key: k, value: v}, Output: linOut{}, Call: call, Return: ret}
+	}
+	get := func(c int, k int, v string, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: c, Input: linIn{key: k}, Output: linOut{value: v}, Call: call, Return: ret}
+	}
+	for _, tc := range []struct {
+		name string
+		h    []porcupine.Operation
+		ok   bool
+	}{
+		{"fresh", []porcupine.Operation{put(0, 1, "a", 0, 10), put(0, 1, "b", 20, 30), get(1, 1, "b", 40, 50)}, true},
+		{"stale", []porcupine.Operation{put(0, 1, "a", 0, 10), put(0, 1, "b", 20, 30), get(1, 1, "a", 40, 50)}, false},
+		{"invented", []porcupine.Operation{put(0, 1, "a", 0, 10), get(1, 1, "z", 40, 50)}, false},
+		{"other key", []porcupine.Operation{put(0, 1, "a", 0, 10), get(1, 2, "", 40, 50)}, true},
+		{"unknown applied late", []porcupine.Operation{put(0, 1, "a", 0, 10), put(2, 1, "b", 20, 1000), get(1, 1, "a", 40, 50), get(1, 1, "b", 60, 70)}, true},
+		{"unknown then older", []porcupine.Operation{put(0, 1, "a", 0, 10), put(2, 1, "b", 20, 1000), get(1, 1, "b", 40, 50), get(1, 1, "a", 60, 70)}, false},
+	} {
+		if got := porcupine.CheckOperations(registerModel, tc.h); got != tc.ok {
+			t.Errorf("%s: linearizable = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+}
