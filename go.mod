@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/creack/pty v1.1.24
 	github.com/dlclark/regexp2/v2 v2.5.2
@@ -28,7 +29,6 @@ require (
 )
 
 require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/boltdb/bolt v1.3.1 // indirect

@@ -21,6 +21,7 @@ type clusterFlags struct {
 	advertise                   string
 	snapEvery, trailing         uint64
 	snapInterval                time.Duration
+	heartbeat, election, lease  time.Duration
 }
 
 func (c *clusterFlags) add(f *pflag.FlagSet) {
@@ -30,6 +31,11 @@ func (c *clusterFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&c.join, "join", "", "client (RESP) address of a member to join through; without it, a node with no Raft state starts a new cluster")
 	f.StringVar(&c.raftDir, "raft-dir", "", "Raft's log and snapshots (default DATA/raft)")
 	f.StringVar(&c.advertise, "advertise", "", "the address clients reach this node at, given in redirects (default --listen)")
+	// Raft's timeouts: the defaults suit a LAN (a dead leader is replaced
+	// in about a second); a cluster across a WAN wants them longer.
+	f.DurationVar(&c.heartbeat, "raft-heartbeat-timeout", 0, "how long a follower goes without hearing from the leader before it calls an election (default 500ms, for a LAN; Raft's own is 1s)")
+	f.DurationVar(&c.election, "raft-election-timeout", 0, "how long a candidate waits for votes before it tries again (default 500ms, or --raft-heartbeat-timeout if that is longer)")
+	f.DurationVar(&c.lease, "raft-leader-lease", 0, "how long a leader stays leader without hearing from a majority (default 250ms, or half of --raft-heartbeat-timeout if that is longer)")
 	// For tests that make a follower catch up by snapshot.
 	f.Uint64Var(&c.snapEvery, "raft-snapshot-threshold", 0, "entries applied between Raft snapshots (default 8192)")
 	f.Uint64Var(&c.trailing, "raft-trailing-logs", 0, "entries kept after a snapshot for followers behind (default Raft's, 10240)")
@@ -55,7 +61,29 @@ func (c *clusterFlags) check(listen string) error {
 	if c.advertise == "" {
 		c.advertise = listen
 	}
+	// Raft wants election >= heartbeat >= lease: a longer heartbeat
+	// timeout alone lengthens the defaults of the others with it.
+	if c.heartbeat > 0 {
+		if c.election == 0 && c.heartbeat > cluster.DefaultElectionTimeout {
+			c.election = c.heartbeat
+		}
+		if c.lease == 0 && c.heartbeat/2 > cluster.DefaultLeaderLease {
+			c.lease = c.heartbeat / 2
+		}
+	}
+	hb, el, le := or(c.heartbeat, cluster.DefaultHeartbeatTimeout), or(c.election, cluster.DefaultElectionTimeout), or(c.lease, cluster.DefaultLeaderLease)
+	if el < hb || le > hb {
+		return usagef("serve: Raft needs --raft-election-timeout (%v) >= --raft-heartbeat-timeout (%v) >= --raft-leader-lease (%v): lengthen the election timeout or shorten the lease", el, hb, le)
+	}
 	return nil
+}
+
+// or is d, or def if d is zero.
+func or(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // start starts the node, or returns nil outside cluster mode.
@@ -71,6 +99,7 @@ func (c *clusterFlags) start(ctx context.Context, db *cube.DB, data, token strin
 		NodeID: c.nodeID, RaftAddr: c.raft, RESPAddr: c.advertise, Dir: dir,
 		Join: c.join, AuthToken: token, Logger: log, LogOutput: stderr,
 		SnapshotThreshold: c.snapEvery, TrailingLogs: c.trailing, SnapshotInterval: c.snapInterval,
+		HeartbeatTimeout: c.heartbeat, ElectionTimeout: c.election, LeaderLease: c.lease,
 	})
 }
 
