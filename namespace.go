@@ -126,6 +126,13 @@ func (ns *Namespace) Walk(ctx context.Context, start []int32, o WalkOptions) ([]
 	return ns.e().Walk(ctx, start, o)
 }
 
+// WalkSeq is Walk yielding the steps from the walk's own buffers instead
+// of copying them out: range over it once, and copy a Step's slices to
+// keep them past the range (see engine.Tx.WalkSeq).
+func (ns *Namespace) WalkSeq(ctx context.Context, start []int32, o WalkOptions) (iter.Seq[Step], error) {
+	return ns.e().WalkSeq(ctx, start, o)
+}
+
 // ShortestPath finds the least-weight path on a snapshot taken now (see
 // Tx.ShortestPath).
 func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {
@@ -233,6 +240,11 @@ func (tx *Tx) DeleteMeta(key string) (bool, error) { return tx.e().DeleteMeta(ke
 // Walk runs a built-in BFS or DFS from start; see WalkOptions.
 func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, error) {
 	return tx.e().Walk(ctx, start, o)
+}
+
+// WalkSeq is Walk without copying the steps out (see Namespace.WalkSeq).
+func (tx *Tx) WalkSeq(ctx context.Context, start []int32, o WalkOptions) (iter.Seq[Step], error) {
+	return tx.e().WalkSeq(ctx, start, o)
 }
 
 // ShortestPath returns the least-weight path from one coordinate to

@@ -199,9 +199,12 @@ func (s *cubeStore) flatWithin(ctx context.Context, c point, r float64, a *answe
 
 func (s *cubeStore) walk(ctx context.Context, start point, hops int) (walkAnswer, error) {
 	copy(s.from, start[:])
-	steps, err := s.pts.Walk(ctx, s.from, cube.WalkOptions{Order: cube.BFS, MaxDepth: hops, Direction: cube.Out})
+	steps, err := s.pts.WalkSeq(ctx, s.from, cube.WalkOptions{Order: cube.BFS, MaxDepth: hops, Direction: cube.Out})
 	var a walkAnswer
-	for _, st := range steps {
+	if err != nil {
+		return a, err
+	}
+	for st := range steps {
 		a.n++
 		a.fp += fingerprint(point{st.Coord[0], st.Coord[1], st.Coord[2]})
 		a.depths += st.Depth

@@ -441,6 +441,14 @@ func (ns *Namespace) Walk(ctx context.Context, start []int32, o WalkOptions) ([]
 	return out, err
 }
 
+// WalkSeq runs a built-in walk on a snapshot taken now and yields its
+// steps without copying them out; see Tx.WalkSeq.
+func (ns *Namespace) WalkSeq(ctx context.Context, start []int32, o WalkOptions) (iter.Seq[Step], error) {
+	var out iter.Seq[Step]
+	err := ns.View(ctx, func(tx *Tx) (err error) { out, err = tx.WalkSeq(ctx, start, o); return err })
+	return out, err
+}
+
 // ShortestPath finds the least-weight path on a snapshot taken now (weights
 // are non-negative; see Tx.ShortestPath).
 func (ns *Namespace) ShortestPath(ctx context.Context, from, to []int32, label string, dir Direction) (Path, bool, error) {

@@ -480,6 +480,23 @@ func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, e
 	return walk(ctx, tx.edgeTrees(), tx.ns.dims, toPkey(start), o)
 }
 
+// WalkSeq is Walk without copying the steps out: it walks now (so the
+// error is the walk's) and the iterator yields the steps from the walk's
+// own buffers, allocating nothing. Range over it once; a Step's slices
+// are valid until the range ends, so copy what you keep.
+func (tx *Tx) WalkSeq(ctx context.Context, start []int32, o WalkOptions) (iter.Seq[Step], error) {
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	if err := checkCoord(start, tx.ns.dims); err != nil {
+		return nil, err
+	}
+	if err := checkLabel(o.Label); err != nil {
+		return nil, err
+	}
+	return walkSeq(ctx, tx.edgeTrees(), tx.ns.dims, toPkey(start), o)
+}
+
 // ShortestPath returns the least-weight path from one coordinate to another
 // over edges with the label ("" = any) in the direction; ok is false when
 // there is none. It is ShortestPathWith with no bound on the edges.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"iter"
 	"math"
 	"sync"
 
@@ -80,7 +81,9 @@ func putWalkScratch(sc *walkScratch) {
 		return // a huge walk's buffers are not worth keeping
 	}
 	for _, w := range sc.ws {
-		sc.seen[w.id>>6] = 0
+		if int(w.id>>6) < len(sc.seen) {
+			sc.seen[w.id>>6] = 0
+		}
 	}
 	clear(sc.level)
 	sc.ws, sc.coords, sc.stack, sc.next, sc.level = sc.ws[:0], sc.coords[:0], sc.stack[:0], sc.next[:0], sc.level[:0]
@@ -97,13 +100,55 @@ func putWalkScratch(sc *walkScratch) {
 // comes with its edge record, and the Steps' coordinates are carved from
 // one slice.
 func walk(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions) ([]Step, error) {
-	sid, known := g.adj.ids.lookup(start)
-	if !known {
-		// No edge has ever touched start: the walk is start alone.
-		return []Step{{Coord: append([]int32(nil), start[:dims]...)}}, nil
-	}
 	sc := walkPool.Get().(*walkScratch)
 	defer putWalkScratch(sc)
+	if err := sc.walk(ctx, g, dims, start, o); err != nil {
+		return nil, err
+	}
+	return steps(dims, sc.ws, sc.coords), nil
+}
+
+// walkSeq is walk whose steps are read from the walk's own buffers, not
+// copied out: a walk of a few hundred nodes then allocates nothing, where
+// walk's Steps are most of its cost (and, on a heap that is still growing,
+// a page fault every 4 KiB of them). The iterator may be ranged over
+// once; the Steps' slices are valid until the range ends.
+func walkSeq(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions) (iter.Seq[Step], error) {
+	sc := walkPool.Get().(*walkScratch)
+	if err := sc.walk(ctx, g, dims, start, o); err != nil {
+		putWalkScratch(sc)
+		return nil, err
+	}
+	used := false
+	return func(yield func(Step) bool) {
+		if used {
+			panic("engine: a WalkSeq iterator was ranged over twice; walk again for a second pass")
+		}
+		used = true
+		defer putWalkScratch(sc)
+		at := func(i int32) []int32 { return sc.coords[int(i)*dims : int(i+1)*dims : int(i+1)*dims] }
+		for i, w := range sc.ws {
+			st := Step{Coord: at(int32(i)), Depth: int(w.depth)}
+			if w.parent >= 0 {
+				st.From = at(w.parent)
+			}
+			if !yield(st) {
+				return
+			}
+		}
+	}, nil
+}
+
+// walk fills sc.ws and sc.coords with the walk's steps.
+func (sc *walkScratch) walk(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions) error {
+	sid, known := g.adj.ids.lookup(start)
+	if !known {
+		// No edge has ever touched start: the walk is start alone. Its id
+		// is not in the seen set, so clearing that word clears nothing.
+		sc.ws = append(sc.ws, wstep{parent: -1})
+		sc.coords = append(sc.coords, start[:dims]...)
+		return nil
+	}
 	lab := g.adj.label(o.Label)
 	if o.Order == DFS {
 		return walkDFS(ctx, g, dims, start, sid, lab, o, sc)
@@ -127,7 +172,7 @@ func walk(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions
 	for i := 0; i < len(ws) && len(ws) < limit && ws[i].depth < depth; i++ {
 		if (i+1)%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if i == hi {
@@ -179,7 +224,7 @@ func walk(ctx context.Context, g *edgeTrees, dims int, start pkey, o WalkOptions
 			}
 		}
 	}
-	return steps(dims, ws, coords), nil
+	return nil
 }
 
 // fetchLevel puts the nodes of a BFS level in sc.level and reads the
@@ -215,7 +260,7 @@ func (sc *walkScratch) fetchLevel(g *edgeTrees, level []wstep, dirs [2]bool) {
 
 // walkDFS visits depth first with an explicit stack; the first neighbour
 // (in edge order) is explored first.
-func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, sid uint32, lab adjLabel, o WalkOptions, sc *walkScratch) ([]Step, error) {
+func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, sid uint32, lab adjLabel, o WalkOptions, sc *walkScratch) error {
 	depth := int32(max(o.MaxDepth, 1))
 	ws, coords := sc.ws, sc.coords
 	defer func() { sc.ws, sc.coords = ws, coords }()
@@ -232,7 +277,7 @@ func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, sid uint32
 		coords = append(coords, f.c[:dims]...)
 		if len(ws)%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if f.depth >= depth {
@@ -250,7 +295,7 @@ func walkDFS(ctx context.Context, g *edgeTrees, dims int, start pkey, sid uint32
 			stack = append(stack, next[i])
 		}
 	}
-	return steps(dims, ws, coords), nil
+	return nil
 }
 
 // steps turns a walk's wsteps and coordinates into Steps whose

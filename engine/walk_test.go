@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -134,7 +135,9 @@ func randomWalkOptions(rng *rand.Rand) WalkOptions {
 // Breaks seen caught: a copy that does not take a new generation (old
 // copies then see later links); unlink left out of the adjacency; the
 // big-node fallback skipping the label filter; DFS pushing neighbours in
-// edge order instead of reversed; BFS expanding nodes at MaxDepth.
+// edge order instead of reversed; BFS expanding nodes at MaxDepth;
+// putWalkScratch not clearing the seen bits of a walkSeq left early (the
+// next walk then misses those nodes).
 func TestWalkIsReference(t *testing.T) {
 	ctx := context.Background()
 	seed := rand.Uint64()
@@ -173,8 +176,31 @@ func TestWalkIsReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := m[fmt.Sprint(s[:dims], o)]; !slices.EqualFunc(got, want, stepEqual) {
+				want := m[fmt.Sprint(s[:dims], o)]
+				if !slices.EqualFunc(got, want, stepEqual) {
 					t.Fatalf("round %d, walk from %v %+v:\n got %v\nwant %v", round, s[:dims], o, got, want)
+				}
+				// The same walk through walkSeq, copied as a caller must,
+				// and sometimes left early: the scratch it then gives back
+				// must leave the next walk (the next iteration) right.
+				seq, err := walkSeq(ctx, g, dims, s, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop := len(want)
+				if orng.IntN(3) == 0 {
+					stop = orng.IntN(len(want) + 1)
+				}
+				var fromSeq []Step
+				for st := range seq {
+					if len(fromSeq) == stop {
+						break
+					}
+					st.Coord, st.From = slices.Clone(st.Coord), slices.Clone(st.From)
+					fromSeq = append(fromSeq, st)
+				}
+				if !slices.EqualFunc(fromSeq, want[:stop], stepEqual) {
+					t.Fatalf("round %d, walkSeq from %v %+v (first %d):\n got %v\nwant %v", round, s[:dims], o, stop, fromSeq, want[:stop])
 				}
 			}
 			return m
@@ -343,4 +369,34 @@ func TestWalkConcurrent(t *testing.T) {
 	readers.Wait()
 	close(stop)
 	writers.Wait()
+}
+
+// TestWalkSeqOnce checks that ranging over a WalkSeq iterator a second
+// time panics with a message rather than reading buffers another walk
+// may be using.
+//
+// Break seen caught: dropping the used flag (the second range then yields
+// the steps of whatever walk took the scratch from the pool).
+func TestWalkSeqOnce(t *testing.T) {
+	var g edgeTrees
+	g.init(1)
+	g.link(pkey{0}, pkey{1}, "x", 1, nil, 1)
+	seq, err := walkSeq(context.Background(), &g, 1, pkey{0}, WalkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for range seq {
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("walked %d steps, want 2", n)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "ranged over twice") {
+			t.Fatalf("second range: recovered %v, want a panic naming the second range", r)
+		}
+	}()
+	for range seq {
+	}
 }
