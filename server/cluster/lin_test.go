@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -153,6 +154,7 @@ type linClient struct {
 	leader  string
 	next    int
 	clients map[string]*redis.Client
+	timeout time.Duration // for a reply (default 2s)
 }
 
 func newLinClient(id int, addrs []string) *linClient {
@@ -162,8 +164,9 @@ func newLinClient(id int, addrs []string) *linClient {
 func (l *linClient) conn(addr string) *redis.Client {
 	c, ok := l.clients[addr]
 	if !ok {
+		timeout := cmp.Or(l.timeout, 2*time.Second)
 		c = redis.NewClient(&redis.Options{Addr: addr, Password: token, MaxRetries: -1, PoolSize: 2, DialerRetries: 1,
-			DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+			DialTimeout: time.Second, ReadTimeout: timeout, WriteTimeout: timeout})
 		l.clients[addr] = c
 	}
 	return c
@@ -283,7 +286,8 @@ type linRun struct {
 	ns       string
 	keys     int
 	acks     atomic.Int64
-	lastAck  atomic.Int64 // h.now() of the last acknowledged PUT
+	lastAck  atomic.Int64 // h.now() of the call of the last acknowledged PUT
+	ackAt    atomic.Int64 // h.now() of the return of an acknowledged PUT, lately
 	unknowns atomic.Int64
 	viaAny   bool // Break 1: read from any node
 }
@@ -308,7 +312,12 @@ func (r *linRun) client(ctx context.Context, id int, addrs []string, stop <-chan
 			r.h.add(id, linIn{put: true, key: k, value: v}, linOut{}, call, ret, ok)
 			if ok {
 				r.acks.Add(1)
-				r.lastAck.Store(ret)
+				for {
+					if a := r.lastAck.Load(); a >= call || r.lastAck.CompareAndSwap(a, call) {
+						break
+					}
+				}
+				r.ackAt.Store(ret)
 			} else {
 				r.unknowns.Add(1)
 			}
@@ -324,13 +333,14 @@ func (r *linRun) client(ctx context.Context, id int, addrs []string, stop <-chan
 	}
 }
 
-// waitAckAfter waits for a PUT acknowledged after t (by h.now()), and
-// returns when it was.
+// waitAckAfter waits for a PUT called after t (by h.now()) to be
+// acknowledged, and returns about when it was: one that a node killed or
+// stopped at t cannot have acknowledged.
 func (r *linRun) waitAckAfter(tb testing.TB, t int64) int64 {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if a := r.lastAck.Load(); a > t {
-			return a
+		if r.lastAck.Load() > t {
+			return r.ackAt.Load()
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("no write acknowledged in 30s after %v", time.Duration(t))
@@ -345,7 +355,11 @@ func (r *linRun) waitAckAfter(tb testing.TB, t int64) int64 {
 // (-cluster.cycles), SIGKILLs the leader and restarts it on its data,
 // SIGKILLs a follower and restarts it, and SIGSTOPs the leader for 2s
 // (a partition of the node: the others elect a new leader, then it comes
-// back believing it leads) and SIGCONTs it. Every operation's call and
+// back believing it leads) and SIGCONTs it; once the new leader took a
+// write, a client that still talks to the stopped node reads every
+// coordinate from it (today Raft on the resumed node has stepped down
+// before the reads are served, and they follow MOVED to the new leader;
+// a read served from its state would be stale). Every operation's call and
 // return are recorded; one whose reply was lost is kept, as possibly
 // applied at any time after its call. At the end every node is up, each
 // coordinate is read once more from the leader, and porcupine checks
@@ -420,9 +434,29 @@ func TestLinearizable(t *testing.T) {
 		}
 		t0 = r.h.now()
 		p.cmd.Process.Signal(syscall.SIGSTOP)
-		time.Sleep(2 * time.Second)
+		r.waitAckAfter(t, t0)
+		// The others elected a leader, which took a write. Clients that
+		// still talk to the stopped one read every coordinate from it;
+		// it answers once it is resumed, and must not answer from its
+		// stale state because Raft there has not yet noticed that it
+		// was deposed.
+		var stale sync.WaitGroup
+		for k := range r.keys {
+			stale.Add(1)
+			go func() {
+				defer stale.Done()
+				l := newLinClient(6+k, addrs)
+				defer l.close()
+				l.leader, l.timeout = p.resp, 10*time.Second
+				call := r.h.now()
+				v, ok := l.get(ctx, r.ns, k, r.viaAny)
+				r.h.add(6+k, linIn{key: k}, linOut{value: v}, call, r.h.now(), ok)
+			}()
+		}
+		time.Sleep(time.Duration(t0+int64(2*time.Second)-r.h.now()) + 200*time.Millisecond)
 		p.cmd.Process.Signal(syscall.SIGCONT)
-		r.h.note("nemesis", fmt.Sprintf("SIGSTOP leader %s 2s, SIGCONT", p.id), t0, r.h.now())
+		stale.Wait()
+		r.h.note("nemesis", fmt.Sprintf("SIGSTOP leader %s 2s, reads sent to it, SIGCONT", p.id), t0, r.h.now())
 		settle()
 		t.Logf("cycle %d: %d PUTs acknowledged so far, %d operations of unknown outcome", cycle, r.acks.Load(), r.unknowns.Load())
 	}
