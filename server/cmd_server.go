@@ -262,6 +262,8 @@ type Stats struct {
 	Commands map[string]CommandStat `json:"commands"`
 	Store    StoreStats             `json:"store"`
 	Programs []ProgramStats         `json:"programs,omitempty"`
+	// Cluster is set in cluster mode.
+	Cluster *ClusterStatus `json:"cluster,omitempty"`
 }
 
 // NamespaceReply is what STATS ns replies (as JSON).
@@ -306,7 +308,13 @@ func (s *Server) Stats() Stats {
 	for _, c := range cmds {
 		total += c.Calls
 	}
+	var cs *ClusterStatus
+	if s.o.Cluster != nil {
+		st := s.o.Cluster.Status()
+		cs = &st
+	}
 	return Stats{
+		Cluster: cs,
 		Server: ServerStats{
 			Version: s.o.Version, PID: os.Getpid(), UptimeS: time.Since(s.started).Seconds(),
 			Clients: clients, TCPClients: tcpClients, AuthFailures: s.stats.authFailures.Load(), ConnectionsTotal: s.stats.accepted.Load(), Rejected: s.stats.rejected.Load(),
@@ -383,13 +391,21 @@ func cmdInfo(cl *call) error {
 				n, c.Calls, int64(c.MeanUS*float64(c.Calls)), c.MeanUS, c.Errors, c.P50US, c.P99US, c.MaxUS)
 		}
 	}
+	if section("cluster") {
+		if cs := st.Cluster; cs == nil {
+			b.WriteString("cluster_enabled:0\r\n")
+		} else {
+			fmt.Fprintf(&b, "cluster_enabled:1\r\nnode_id:%s\r\nrole:%s\r\nleader_id:%s\r\nleader_addr:%s\r\nterm:%d\r\ncommit_index:%d\r\napplied_index:%d\r\nlast_contact_ms:%d\r\npeers:%d\r\nreads:%s\r\nstale_ms:%d\r\nmax_stale_ms:%d\r\n",
+				cs.NodeID, cs.Role, cs.LeaderID, cs.LeaderAddr, cs.Term, cs.CommitIndex, cs.AppliedIndex, cs.LastContactMS, cs.Peers, cs.Reads, cs.StaleMS, cs.MaxStaleMS)
+		}
+	}
 	if section("keyspace") {
 		for _, n := range es.Namespaces {
 			fmt.Fprintf(&b, "ns_%s:dims=%d,curve=%s,values=%d,edges=%d\r\n", n.Name, n.Dims, strings.ToLower(n.Curve), n.Values, n.Edges)
 		}
 	}
 	if b.Len() == 0 {
-		return usageErr("INFO: unknown section '%s'; sections: server clients memory persistence stats commandstats keyspace", want)
+		return usageErr("INFO: unknown section '%s'; sections: server clients memory persistence stats commandstats cluster keyspace", want)
 	}
 	cl.w.Verbatim(b.String())
 	return nil

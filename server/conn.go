@@ -445,7 +445,7 @@ func (c *conn) check(cmd *Command, args [][]byte) error {
 	if !cmd.arityOK(len(args)) {
 		return cmd.arityError()
 	}
-	return c.clusterCheck(cmd)
+	return c.clusterCheck(cmd, args)
 }
 
 // peerGone notes a client that closed its connection while cmd ran: the

@@ -83,6 +83,9 @@ func newServerStats(s *Server) *serverStats {
 			func() float64 { return float64(st.rejected.Load()) }),
 		newStoreCollector(s),
 	)
+	if s.o.Cluster != nil {
+		st.reg.MustRegister(newClusterCollector(s.o.Cluster))
+	}
 	return st
 }
 

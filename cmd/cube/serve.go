@@ -59,7 +59,14 @@ in its connection).
 Limits on scripts: EVAL runs under 1s and 64 MiB unless it asks for more
 with TIMEOUT ms and MEMORY mib, which may not pass --max-eval-timeout
 (default 1m) and --max-eval-memory (default 1024 MiB). Programs' limits are
-set when they are registered (PROG ... TIMEOUT ms MEMORY mib).`,
+set when they are registered (PROG ... TIMEOUT ms MEMORY mib).
+
+Cluster mode (--cluster, docs/CLUSTER.md): writes go to the leader (a
+follower answers MOVED 0 leader-addr). Reads on the leader are
+linearizable. A follower answers a read only if its store holds every
+write acknowledged more than --max-stale ago (default 500ms; 0: followers
+answer no reads), else redirects it to the leader with MOVED, or answers
+TRYAGAIN while no leader is known; INFO cluster shows how stale it is.`,
 		Example: `  cube serve --data world.data
   cube serve --data world.data --sync interval --metrics 127.0.0.1:9100
   CUBE_AUTH=secret cube serve --data world.data --listen 127.0.0.1:6380`,

@@ -22,6 +22,7 @@ type clusterFlags struct {
 	snapEvery, trailing         uint64
 	snapInterval                time.Duration
 	heartbeat, election, lease  time.Duration
+	maxStale                    time.Duration
 }
 
 func (c *clusterFlags) add(f *pflag.FlagSet) {
@@ -36,6 +37,7 @@ func (c *clusterFlags) add(f *pflag.FlagSet) {
 	f.DurationVar(&c.heartbeat, "raft-heartbeat-timeout", 0, "how long a follower goes without hearing from the leader before it calls an election (default 500ms, for a LAN; Raft's own is 1s)")
 	f.DurationVar(&c.election, "raft-election-timeout", 0, "how long a candidate waits for votes before it tries again (default 500ms, or --raft-heartbeat-timeout if that is longer)")
 	f.DurationVar(&c.lease, "raft-leader-lease", 0, "how long a leader stays leader without hearing from a majority (default 250ms, or half of --raft-heartbeat-timeout if that is longer)")
+	f.DurationVar(&c.maxStale, "max-stale", cluster.DefaultMaxStale, "a follower answers a read only if it holds every write acknowledged more than this long ago, else redirects it to the leader (0: followers answer no reads)")
 	// For tests that make a follower catch up by snapshot.
 	f.Uint64Var(&c.snapEvery, "raft-snapshot-threshold", 0, "entries applied between Raft snapshots (default 8192)")
 	f.Uint64Var(&c.trailing, "raft-trailing-logs", 0, "entries kept after a snapshot for followers behind (default Raft's, 10240)")
@@ -50,10 +52,16 @@ func (c *clusterFlags) check(listen string) error {
 		if c.nodeID != "" || c.raft != "" || c.join != "" || c.raftDir != "" || c.advertise != "" {
 			return usagef("serve: --node-id, --raft, --join, --raft-dir and --advertise need --cluster")
 		}
+		if c.maxStale != cluster.DefaultMaxStale {
+			return usagef("serve: --max-stale needs --cluster")
+		}
 		return nil
 	}
 	if c.nodeID == "" || c.raft == "" {
 		return usagef("serve: --cluster needs --node-id ID and --raft HOST:PORT")
+	}
+	if c.maxStale < 0 {
+		return usagef("serve: --max-stale must be 0 (followers answer no reads) or positive")
 	}
 	if listen == "" {
 		return usagef("serve: --cluster needs --listen HOST:PORT: followers send clients to the leader's TCP address")
@@ -95,8 +103,13 @@ func (c *clusterFlags) start(ctx context.Context, db *cube.DB, data, token strin
 	if dir == "" {
 		dir = filepath.Join(data, "raft")
 	}
+	maxStale := c.maxStale
+	if maxStale == 0 {
+		maxStale = -1 // cluster.Options: negative is none, zero the default
+	}
 	return cluster.Start(ctx, db, cluster.Options{
-		NodeID: c.nodeID, RaftAddr: c.raft, RESPAddr: c.advertise, Dir: dir,
+		MaxStale: maxStale,
+		NodeID:   c.nodeID, RaftAddr: c.raft, RESPAddr: c.advertise, Dir: dir,
 		Join: c.join, AuthToken: token, Logger: log, LogOutput: stderr,
 		SnapshotThreshold: c.snapEvery, TrailingLogs: c.trailing, SnapshotInterval: c.snapInterval,
 		HeartbeatTimeout: c.heartbeat, ElectionTimeout: c.election, LeaderLease: c.lease,

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -456,4 +458,252 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 		t.Errorf("n3 knows the leader's client address as %q, want %q", m["leader_resp_addr"], leader.resp)
 	}
 	t.Logf("n3 caught up: applied %s, last snapshot %s", m["applied_index"], m["last_snapshot_index"])
+}
+
+// stopped SIGSTOPs n until the test ends (or cont): a node that is up
+// but answers nothing, as a hung or partitioned one.
+func (c *testCluster) stop(n *node) {
+	c.t.Helper()
+	if err := syscall.Kill(n.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { c.cont(n) })
+}
+
+func (c *testCluster) cont(n *node) {
+	if n.cmd != nil {
+		syscall.Kill(n.cmd.Process.Pid, syscall.SIGCONT)
+	}
+}
+
+// serverInfo returns a node's INFO section as a map.
+func serverInfo(addr, section string) (map[string]string, error) {
+	c := client(addr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s, err := c.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+// isRedirect: the reply of a node that does not answer a read itself.
+func isRedirect(err error) bool {
+	return err != nil && (strings.HasPrefix(err.Error(), "MOVED 0 ") || strings.HasPrefix(err.Error(), "TRYAGAIN"))
+}
+
+// TestClusterLeaderReadsAfterFailover: with --max-stale 0 only a leader
+// answers reads, and a leader's reads are linearizable: a write the old
+// leader acknowledged, which it was then killed right after, is seen
+// by the first read the new leader answers. The followers learn that
+// the write is committed only with the leader's next message, so the
+// new leader holds it in its log but not yet in its store until it has
+// committed an entry of its own term.
+//
+// Break: drop leaderRead's readyTerm check (answer reads before the
+// term's no-op is applied) -> a new leader answers the first read with
+// (nil) ("round 0: n2 answered GET with nil, want v0").
+func TestClusterLeaderReadsAfterFailover(t *testing.T) {
+	c := newCluster(t, 3, "--max-stale", "0")
+	addrs := []string{c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp}
+	w := newWriter(addrs...)
+	defer w.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.do(ctx, "NS.CREATE", "f", "DIMS", "1"); err != nil {
+		t.Fatal(err)
+	}
+	clients := map[*node]*redis.Client{}
+	for _, n := range c.nodes {
+		clients[n] = client(n.resp)
+		defer clients[n].Close()
+	}
+	for round := 0; round < 3; round++ {
+		v := fmt.Sprintf("v%d", round)
+		if err := w.do(ctx, "PUT", "f", round, v); err != nil {
+			t.Fatal(err)
+		}
+		var old *node
+		for _, n := range c.nodes {
+			if n.resp == w.leader {
+				old = n
+			}
+		}
+		c.kill(old)
+		var got string
+		var by *node
+		for by == nil {
+			for _, n := range c.nodes {
+				if n == old {
+					continue
+				}
+				s, err := clients[n].Do(ctx, "GET", "f", round).Text()
+				switch {
+				case err == nil || err == redis.Nil:
+					got, by = s, n
+				case isRedirect(err) || isNetErr(err):
+				default:
+					t.Fatalf("round %d: GET on %s: %v", round, n.id, err)
+				}
+				if by != nil {
+					break
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("round %d: no node answered a read after %s was killed", round, old.id)
+			}
+		}
+		if got != v {
+			t.Fatalf("round %d: %s answered GET with %q, want %s", round, by.id, got, v)
+		}
+		// Other survivor is a follower: it redirects.
+		for _, n := range c.nodes {
+			if n != old && n != by {
+				if _, err := clients[n].Do(ctx, "GET", "f", round).Text(); !isRedirect(err) {
+					t.Errorf("round %d: follower %s answered a read under --max-stale 0 (%v)", round, n.id, err)
+				}
+			}
+		}
+		c.start(old, "")
+	}
+}
+
+// TestClusterFollowerReadsBoundedStale: a follower answers reads while
+// the leader confirms it is current, INFO shows each node's role and
+// how stale its reads may be; once the leader and the other follower
+// are stopped (SIGSTOP: up, but silent) the follower starts redirecting
+// reads when --max-stale has passed, and answers again once they are
+// back.
+//
+// Break: make ReadCheck answer every read on a follower (drop the
+// staleness check) -> the follower goes on answering ("n3 still answers
+// reads 10s after the leader and n2 stopped").
+func TestClusterFollowerReadsBoundedStale(t *testing.T) {
+	c := newCluster(t, 3, "--max-stale", "300ms", "--metrics", "127.0.0.1:0")
+	w := newWriter(c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp)
+	defer w.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.do(ctx, "NS.CREATE", "b", "DIMS", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.do(ctx, "PUT", "b", 1, "one"); err != nil {
+		t.Fatal(err)
+	}
+	leader := c.leaderOf()
+	var other, f *node
+	for _, n := range c.nodes {
+		if n != leader {
+			other, f = f, n
+		}
+	}
+	// The follower answers once it is known current.
+	fc := client(f.resp)
+	defer fc.Close()
+	for {
+		s, err := fc.Do(ctx, "GET", "b", 1).Text()
+		if err == nil && s == "one" {
+			break
+		}
+		if ctx.Err() != nil || (err != nil && !isRedirect(err) && err != redis.Nil) {
+			t.Fatalf("GET on follower %s: %q %v", f.id, s, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// INFO cluster and the metrics on every node.
+	for _, n := range c.nodes {
+		m, err := serverInfo(n.resp, "cluster")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "follower"
+		if n == leader {
+			want = "leader"
+		}
+		if m["cluster_enabled"] != "1" || m["role"] != want || m["node_id"] != n.id || m["leader_id"] != leader.id ||
+			m["leader_addr"] != leader.resp || m["peers"] != "2" || m["max_stale_ms"] != "300" {
+			t.Errorf("INFO cluster on %s: %v, want role %s, leader %s at %s, 2 peers, max_stale_ms 300", n.id, m, want, leader.id, leader.resp)
+		}
+		if n == leader && (m["reads"] != "linearizable" || m["stale_ms"] != "0") {
+			t.Errorf("INFO cluster on the leader %s: reads %s, stale_ms %s, want linearizable, 0", n.id, m["reads"], m["stale_ms"])
+		}
+		metrics := scrape(t, n)
+		for _, g := range []string{"cube_cluster_term ", "cube_cluster_commit_index ", "cube_cluster_applied_index ",
+			"cube_cluster_stale_seconds ", "cube_cluster_peers 2", `cube_cluster_role{role="` + want + `"} 1`} {
+			if !strings.Contains(metrics, "\n"+g) {
+				t.Errorf("%s's metrics lack %q", n.id, g)
+			}
+		}
+	}
+	c.stop(leader)
+	c.stop(other)
+	stopped := time.Now()
+	var last error
+	for {
+		_, err := fc.Do(ctx, "GET", "b", 1).Text()
+		if isRedirect(err) {
+			last = err
+			break
+		}
+		if err != nil {
+			t.Fatalf("GET on %s: %v", f.id, err)
+		}
+		if time.Since(stopped) > 10*time.Second {
+			t.Fatalf("%s still answers reads 10s after the leader and %s stopped", f.id, other.id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	m, err := serverInfo(f.resp, "cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := strconv.Atoi(m["stale_ms"]); m["reads"] != "redirect" || stale <= 300 {
+		t.Errorf("INFO cluster on %s, which redirects reads (%v): reads %s, stale_ms %s; want redirect, over 300", f.id, last, m["reads"], m["stale_ms"])
+	}
+	t.Logf("%s redirects reads %v after the others stopped: %v; INFO: role %s, stale_ms %s", f.id, time.Since(stopped).Round(time.Millisecond), last, m["role"], m["stale_ms"])
+	c.cont(leader)
+	c.cont(other)
+	for {
+		s, err := fc.Do(ctx, "GET", "b", 1).Text()
+		if err == nil && s == "one" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s answers no read after the others came back: %q %v", f.id, s, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrape returns node n's Prometheus metrics (its --metrics address is
+// in its log).
+func scrape(t *testing.T, n *node) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(n.data), n.id+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "url=http://")
+	if !ok {
+		t.Fatalf("%s's log names no metrics address", n.id)
+	}
+	url, _, _ := strings.Cut(rest, "\n")
+	resp, err := http.Get("http://" + strings.TrimSpace(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

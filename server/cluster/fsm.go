@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"io"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 
@@ -13,7 +14,14 @@ import (
 // record in the engine's log encoding, applied through the store's
 // commit path; a snapshot is the store's state as a base checkpoint's
 // records.
-type fsm struct{ db *cube.DB }
+type fsm struct {
+	db    *cube.DB
+	snaps raft.SnapshotStore
+	// applied is the index of the last command the store applied (or
+	// of the snapshot it restored): raft.AppliedIndex counts entries
+	// handed to the FSM, not yet applied.
+	applied atomic.Uint64
+}
 
 var _ raft.FSM = (*fsm)(nil)
 
@@ -22,6 +30,10 @@ var _ raft.FSM = (*fsm)(nil)
 func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
+	}
+	defer f.applied.Store(l.Index)
+	if len(l.Data) == 0 {
+		return nil // a new leader's no-op (see Node.watchLeadership)
 	}
 	return f.db.ApplyReplicated(l.Data)
 }
@@ -36,7 +48,15 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	return f.db.Restore(context.Background(), rc)
+	if err := f.db.Restore(context.Background(), rc); err != nil {
+		return err
+	}
+	// Raft wrote the snapshot it restores to the store first: it is the
+	// latest there.
+	if metas, err := f.snaps.List(); err == nil && len(metas) > 0 && metas[0].Index > f.applied.Load() {
+		f.applied.Store(metas[0].Index)
+	}
+	return nil
 }
 
 type fsmSnapshot struct{ s *cube.StoreSnapshot }

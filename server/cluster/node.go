@@ -33,6 +33,7 @@ const (
 	DefaultLeaderLease       = 250 * time.Millisecond
 	DefaultSnapshotThreshold = 8192
 	DefaultJoinTimeout       = 30 * time.Second
+	DefaultMaxStale          = 500 * time.Millisecond
 )
 
 // DirectoryNamespace is the namespace where the cluster keeps its
@@ -77,6 +78,13 @@ type Options struct {
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
 	JoinTimeout       time.Duration
+	// MaxStale bounds how stale a read a follower answers: one whose
+	// store may lack a write acknowledged more than MaxStale ago
+	// redirects the read to the leader instead (MOVED, or TRYAGAIN while
+	// there is no leader). Zero means DefaultMaxStale; negative, that
+	// followers answer no reads. The leader's reads are linearizable
+	// whatever it is (read.go).
+	MaxStale time.Duration
 	// Logger receives the node's notices; Raft's own go to LogOutput.
 	Logger    *slog.Logger
 	LogOutput io.Writer
@@ -90,6 +98,8 @@ type Node struct {
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
 	logs  *raftboltdb.BoltStore
+	fsm   *fsm
+	rd    reads
 
 	readyTerm atomic.Uint64 // the term in which this node, leader, applied all before it
 	stop      chan struct{}
@@ -127,6 +137,9 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	}
 	if o.SnapshotThreshold == 0 {
 		o.SnapshotThreshold = DefaultSnapshotThreshold
+	}
+	if o.MaxStale == 0 {
+		o.MaxStale = DefaultMaxStale
 	}
 	if o.JoinTimeout <= 0 {
 		o.JoinTimeout = DefaultJoinTimeout
@@ -173,9 +186,18 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		logs.Close()
 		return nil, fmt.Errorf("cluster: read Raft's state: %w", err)
 	}
-	n := &Node{o: o, db: db, trans: trans, logs: logs, stop: make(chan struct{})}
+	n := &Node{o: o, db: db, trans: trans, logs: logs, stop: make(chan struct{}),
+		fsm: &fsm{db: db, snaps: snaps}}
+	n.rd.epoch = time.Now()
+	n.rd.readLease = min(o.LeaderLease, o.HeartbeatTimeout/2)
+	n.rd.fresh.Store(-1)
+	// The store holds what the last snapshot did (it is durable on its
+	// own: NoSnapshotRestoreOnStart), and Raft replays what came after.
+	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
+		n.fsm.applied.Store(metas[0].Index)
+	}
 	db.SetReplicator(n)
-	r, err := raft.NewRaft(cfg, &fsm{db: db}, logs, logs, snaps, trans)
+	r, err := raft.NewRaft(cfg, n.fsm, logs, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
 		logs.Close()
@@ -184,6 +206,10 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	n.raft = r
 	n.wg.Add(1)
 	go n.watchLeadership()
+	if o.MaxStale > 0 {
+		n.wg.Add(1)
+		go n.trackFreshness()
+	}
 	switch {
 	case existing:
 		o.Logger.Info("cluster: rejoining with the Raft state in "+o.Dir, "id", o.NodeID)
@@ -220,9 +246,12 @@ func (n *Node) Close() error {
 	return err
 }
 
-// watchLeadership marks the node ready for writes once, newly leader,
-// it has applied every entry before its term (a Barrier): a read-write
-// transaction must read what earlier leaders committed. Then it writes
+// watchLeadership marks the node ready for writes and reads once,
+// newly leader, it has applied every entry before its term: a read, or
+// a read-write transaction, must see what earlier leaders committed. It
+// commits a no-op command (empty data) for that, not a Barrier, which
+// followers never see: the no-op's index is one their store applies,
+// which the leader's read index may then name (read.go). Then it writes
 // its client address to the directory.
 func (n *Node) watchLeadership() {
 	defer n.wg.Done()
@@ -236,7 +265,7 @@ func (n *Node) watchLeadership() {
 				continue
 			}
 			term := n.raft.CurrentTerm()
-			if err := n.raft.Barrier(0).Error(); err != nil {
+			if err := n.raft.Apply(nil, 0).Error(); err != nil {
 				n.o.Logger.Warn("cluster: elected, but could not catch up", "err", err)
 				continue
 			}
@@ -352,6 +381,7 @@ func (n *Node) translate(err error) error {
 
 // Info implements server.Cluster.
 func (n *Node) Info() [][2]string {
+	rs := n.Status()
 	st := n.raft.Stats()
 	raftAddr, leader := n.raft.LeaderWithID()
 	info := [][2]string{
@@ -363,6 +393,9 @@ func (n *Node) Info() [][2]string {
 		{"last_log_index", st["last_log_index"]},
 		{"last_snapshot_index", st["last_snapshot_index"]},
 		{"last_contact", st["last_contact"]},
+		{"reads", rs.Reads},
+		{"stale_ms", strconv.FormatInt(rs.StaleMS, 10)},
+		{"max_stale_ms", strconv.FormatInt(rs.MaxStaleMS, 10)},
 		{"leader_id", string(leader)},
 		{"leader_raft_addr", string(raftAddr)},
 		{"leader_resp_addr", n.directory(string(leader))},
