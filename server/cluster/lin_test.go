@@ -571,3 +571,107 @@ func TestLinModelRejects(t *testing.T) {
 		}
 	}
 }
+
+// fillJS puts n coordinates in two halves with a busy wait of ms
+// between: a run long enough to be killed in the middle of.
+const fillJS = `function run(args) {
+	const [tag, n, ms] = args.split(' ');
+	const v = tag + '-' + 'x'.repeat(200);
+	for (let i = 0; i < n / 2; i++) cube.put([i], v);
+	const end = Date.now() + Number(ms);
+	while (Date.now() < end) {}
+	for (let i = n / 2; i < n; i++) cube.put([i], v);
+	return tag;
+}`
+
+// TestLinProgramAllOrNothing: a read-write program that puts 400
+// coordinates runs on the leader, which is SIGKILLed at a moment spread
+// over the run and its commit; on the new leader, and on the killed
+// node once restarted, the run's writes are all there or none is, and
+// all are if RUN was acknowledged. (Followers never run guest code:
+// the run's writes reach them as one Raft entry.)
+//
+// Break: in engine's updateReplicated, propose a transaction of over
+// 100 ops as two entries, its first half, then 300ms later the rest (a
+// commit path that splits a run's writes) -> "round 0: 200 of 400
+// coordinates hold the run's value (RUN acknowledged: false; killed
+// 313ms into a 626ms run): want all or none".
+func TestLinProgramAllOrNothing(t *testing.T) {
+	c := newCluster(t, 3)
+	addrs := []string{c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+30**cycles)*time.Second)
+	defer cancel()
+	l := newLinClient(0, addrs)
+	defer l.close()
+	do := func(args ...any) (string, error) {
+		for {
+			v, err := l.conn(l.leader).Do(ctx, args...).Text()
+			if err == nil {
+				return v, nil
+			}
+			if !l.reply(err) {
+				return "", err
+			}
+		}
+	}
+	if _, err := do("NS.CREATE", "p", "DIMS", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := do("PROG", "p", "fill", "JS", fillJS, "TIMEOUT", 10000); err != nil {
+		t.Fatal(err)
+	}
+	const n, busy = 400, 300
+	start := time.Now()
+	if v, err := do("RUN", "p", "fill", fmt.Sprintf("warm %d %d", n, busy)); err != nil || v != "warm" {
+		t.Fatalf("RUN: %q %v", v, err)
+	}
+	run := time.Since(start)
+	rounds := 3 * *cycles
+	var all, none int
+	for round := range rounds {
+		old := c.leaderOf()
+		if old == nil {
+			t.Fatal("no leader")
+		}
+		tag := fmt.Sprintf("r%d", round)
+		// Kill times spread from the middle of the run to past its end.
+		at := run/2 + time.Duration(round)*run/time.Duration(rounds)
+		l.leader = old.resp
+		reply := make(chan error, 1)
+		go func() {
+			_, err := l.conn(old.resp).Do(ctx, "RUN", "p", "fill", fmt.Sprintf("%s %d %d", tag, n, busy)).Text()
+			reply <- err
+		}()
+		time.Sleep(at)
+		c.kill(old)
+		acked := <-reply == nil
+		// The new leader's view.
+		l.elsewhere()
+		has := 0
+		for i := range n {
+			v, ok := l.get(ctx, "p", i, false)
+			if !ok {
+				t.Fatalf("round %d: reading %d: no answer", round, i)
+			}
+			if strings.HasPrefix(v, tag+"-") {
+				has++
+			}
+		}
+		switch {
+		case has == n:
+			all++
+		case has == 0 && !acked:
+			none++
+		default:
+			t.Fatalf("round %d: %d of %d coordinates hold the run's value (RUN acknowledged: %v; killed %v into a %v run): want all or none", round, has, n, acked, at, run)
+		}
+		want := map[int]string{}
+		for i := range n {
+			v, _ := l.get(ctx, "p", i, false)
+			want[i] = v
+		}
+		c.start(old, "")
+		waitValues(t, old, "p", want)
+	}
+	t.Logf("%d rounds (a run takes %v): the run's writes all there in %d, none in %d", rounds, run.Round(time.Millisecond), all, none)
+}
