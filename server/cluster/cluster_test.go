@@ -707,3 +707,74 @@ func scrape(t *testing.T, n *node) string {
 	}
 	return string(body)
 }
+
+// TestClusterPausedLeaderReads: a leader stopped (SIGSTOP) while the
+// others elect a new one, which takes a write, resumes believing it
+// leads; a read that waited in its socket meanwhile is answered the
+// moment it resumes, before Raft there has heard of the new term. It
+// must not answer from its state, which lacks the write: the read lease
+// is on the node's clock, which ran on while it was stopped, so it
+// expired, and the node confirms it leads before it answers (it does
+// not, and redirects).
+//
+// Break: make leaderRead trust raft.State alone (return nil once the
+// term's no-op is applied, without the lease) -> the resumed node
+// answers the old value ("round 0: n1, resumed, answered "old0", want
+// "new0" or a redirect").
+func TestClusterPausedLeaderReads(t *testing.T) {
+	c := newCluster(t, 3, "--max-stale", "0")
+	w := newWriter(c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp)
+	defer w.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.do(ctx, "NS.CREATE", "p", "DIMS", "1"); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 3; round++ {
+		if err := w.do(ctx, "PUT", "p", round, fmt.Sprintf("old%d", round)); err != nil {
+			t.Fatal(err)
+		}
+		old := c.leaderOf()
+		oc := client(old.resp)
+		if err := oc.Ping(ctx).Err(); err != nil { // a connection, open before the stop
+			t.Fatal(err)
+		}
+		c.stop(old)
+		// The others elect a new leader, which takes a write.
+		var nl *node
+		for nl == nil {
+			for _, n := range c.nodes {
+				if n == old {
+					continue
+				}
+				if m, err := info(n.resp); err == nil && m["role"] == "leader" {
+					nl = n
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatal("no new leader while the old one is stopped")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		w2 := newWriter(nl.resp)
+		if err := w2.do(ctx, "PUT", "p", round, fmt.Sprintf("new%d", round)); err != nil {
+			t.Fatal(err)
+		}
+		w2.close()
+		got := make(chan error, 1)
+		var v string
+		go func() {
+			var err error
+			v, err = oc.Do(ctx, "GET", "p", round).Text()
+			got <- err
+		}()
+		time.Sleep(20 * time.Millisecond) // the GET is in the stopped node's socket
+		c.cont(old)
+		err := <-got
+		oc.Close()
+		if err == nil && v != fmt.Sprintf("new%d", round) || err != nil && !isRedirect(err) {
+			t.Fatalf("round %d: %s, resumed, answered %q (%v), want %q or a redirect", round, old.id, v, err, fmt.Sprintf("new%d", round))
+		}
+		t.Logf("round %d: %s, resumed, answered %q %v", round, old.id, v, err)
+	}
+}

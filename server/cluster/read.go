@@ -22,14 +22,21 @@ import (
 // acknowledged before it was sent. The leader answers one only once it
 // has applied a no-op of its own term (so every write an earlier leader
 // acknowledged is in its store) and while it holds a read lease: a
-// quorum answered a heartbeat of its (raft.VerifyLeader) less than
-// readLease ago. A voter that heard from a leader does not vote for
-// another before HeartbeatTimeout has passed, so no other leader can
-// have acknowledged a write while the lease lasts; the lease is half
-// HeartbeatTimeout at most, the other half a margin for clock rates and
-// scheduling. The lease is the node's own clock, not Raft's state: a
-// leader paused (GC, SIGSTOP, a frozen VM) past its lease confirms it
-// again before it answers, where raft.State would still say Leader.
+// quorum accepted an entry of its log (a raft.Barrier) appended less
+// than readLease ago. A voter that heard from a leader does not vote
+// for another before HeartbeatTimeout has passed, so no other leader
+// can have acknowledged a write while the lease lasts; the lease is
+// half HeartbeatTimeout at most, the other half a margin for clock
+// rates and scheduling. The lease is on the node's own clock, not
+// Raft's state: a leader paused (GC, SIGSTOP, a frozen VM) past its
+// lease confirms it again before it answers, where raft.State would
+// still say Leader. It confirms with a log entry, not with
+// raft.VerifyLeader: VerifyLeader counts any heartbeat answer that
+// arrives after it was called, and a leader resumed from a pause reads
+// answers to heartbeats it sent before the pause, from followers that
+// have since elected another leader (TestClusterPausedLeaderReads saw
+// it answer a stale read); only requests sent after the entry was
+// appended can acknowledge the entry.
 //
 // Elsewhere a read is bounded stale: a follower answers it only if its
 // store holds every write acknowledged more than MaxStale ago, else it
@@ -49,7 +56,7 @@ type lease struct {
 	until time.Duration
 }
 
-// verifyCall is one raft.VerifyLeader in flight, which every read that
+// verifyCall is one lease renewal in flight, which every read that
 // finds the lease expired meanwhile waits for.
 type verifyCall struct {
 	done chan struct{}
@@ -140,9 +147,9 @@ func (n *Node) leaderRead() error {
 	return tryAgain(fmt.Errorf("%w: this node could not confirm in time that it still leads; retry shortly", ErrNoLeader))
 }
 
-// verify starts a raft.VerifyLeader, unless one is in flight, and
-// returns it. On success the lease runs from the moment it started:
-// the quorum's answers came after that.
+// verify starts a lease renewal, unless one is in flight, and returns
+// it. On success the lease runs from the moment it started: the quorum
+// accepted an entry appended after that.
 func (n *Node) verify(term uint64) *verifyCall {
 	n.rd.vmu.Lock()
 	defer n.rd.vmu.Unlock()
@@ -153,7 +160,7 @@ func (n *Node) verify(term uint64) *verifyCall {
 	n.rd.verifying = c
 	go func() {
 		start := n.now()
-		err := n.raft.VerifyLeader().Error()
+		err := n.raft.Barrier(0).Error()
 		if err == nil && n.raft.CurrentTerm() == term {
 			n.rd.lease.Store(&lease{term: term, until: start + n.rd.readLease})
 		}
