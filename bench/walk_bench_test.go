@@ -5,6 +5,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,20 +15,17 @@ import (
 
 var benchPoints = flag.Int("walk.points", 1_000_000, "BenchmarkCubeWalk: 3-D points (the first 100,000 are the graph)")
 
-var walkStore struct {
+type walkStoreT struct {
 	once sync.Once
 	d    *dataset
 	s    *cubeStore
 	err  error
 }
 
-// BenchmarkCubeWalk is the bench's 3-hop walk on cube alone, loaded (once
-// per process) as the full run loads it, so that a profile of it holds
-// nothing else: "seq" is the bench's walk (WalkSeq), "slice" the same
-// through Walk, which copies the steps out.
-//
-//	go test -run XXX -bench CubeWalk -benchtime 3000x -count 6 -cpuprofile /tmp/w.prof
-func BenchmarkCubeWalk(b *testing.B) {
+var walkStore walkStoreT
+
+// loadWalkStore loads the bench's cube store once per process.
+func loadWalkStore(b *testing.B) *walkStoreT {
 	ctx := context.Background()
 	w := &walkStore
 	w.once.Do(func() {
@@ -45,6 +43,18 @@ func BenchmarkCubeWalk(b *testing.B) {
 	if w.err != nil {
 		b.Fatal(w.err)
 	}
+	return w
+}
+
+// BenchmarkCubeWalk is the bench's 3-hop walk on cube alone, loaded (once
+// per process) as the full run loads it, so that a profile of it holds
+// nothing else: "seq" is the bench's walk (WalkSeq), "slice" the same
+// through Walk, which copies the steps out.
+//
+//	go test -run XXX -bench CubeWalk -benchtime 3000x -count 6 -cpuprofile /tmp/w.prof
+func BenchmarkCubeWalk(b *testing.B) {
+	ctx := context.Background()
+	w := loadWalkStore(b)
 	for _, v := range []struct {
 		name string
 		walk func(context.Context, point, int) (walkAnswer, error)
@@ -90,4 +100,38 @@ func (s *cubeStore) walkSlice(ctx context.Context, start point, hops int) (walkA
 		a.depths += st.Depth
 	}
 	return a, err
+}
+
+// BenchmarkCubeBox is the bench's box queries on cube alone, on the store
+// BenchmarkCubeWalk loads:
+//
+//	go test -run XXX -bench CubeBox -benchtime 2000x -count 6
+func BenchmarkCubeBox(b *testing.B) {
+	ctx := context.Background()
+	w := loadWalkStore(b)
+	for _, side := range []int32{16, 64, 128} {
+		b.Run(strconv.Itoa(int(side)), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var th0, th1 syscall.Rusage
+			syscall.Getrusage(rusageThread, &th0)
+			rng := rand.New(rand.NewPCG(7, 7))
+			hits := 0
+			for b.Loop() {
+				var lo, hi point
+				for i := range lo {
+					lo[i] = rng.Int32N(1024 - side + 1)
+					hi[i] = lo[i] + side - 1
+				}
+				var a answer
+				if err := w.s.box(ctx, lo, hi, &a); err != nil {
+					b.Fatal(err)
+				}
+				hits += a.n
+			}
+			syscall.Getrusage(rusageThread, &th1)
+			b.ReportMetric(float64(cpuNs(&th1)-cpuNs(&th0))/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
+		})
+	}
 }

@@ -26,9 +26,10 @@ import (
 
 // baseLoad collects the values and edges of a base checkpoint.
 type baseLoad struct {
-	db  *DB
-	lsn uint64
-	ns  map[uint64]*nsLoad
+	db   *DB
+	lsn  uint64
+	ns   map[uint64]*nsLoad
+	vals valArena
 }
 
 // nsLoad is what baseLoad collected for one namespace.
@@ -74,7 +75,7 @@ func (b *baseLoad) take(o *op) bool {
 	case opPut:
 		// The map is filled in build; the pending list is what seal
 		// orders, as it does for writes.
-		ns.idx.pending.add(vitem{c: o.c, val: clone(o.value), lsn: b.lsn})
+		ns.idx.pending.add(vitem{c: o.c, val: b.vals.clone(o.value), lsn: b.lsn})
 	case opLink:
 		v := clone(o.value)
 		if len(v) == 0 {
@@ -100,6 +101,37 @@ func clone(v []byte) []byte {
 		return nil
 	}
 	return append([]byte(nil), v...)
+}
+
+// valArena copies a base's point values into shared chunks, one after
+// another in the order the base holds them, which is curve order: a
+// region scan then reads the values of neighbouring points from
+// neighbouring memory, as bbolt reads a leaf page, where one allocation a
+// value put them wherever the heap had room (after a store was closed and
+// another opened, in the holes its values left). Each value is capped, so
+// appending to one cannot write over the next. A chunk stays allocated
+// while any of its values is live: a value overwritten after the open
+// keeps its bytes until its chunk's others go too, at most the base's
+// size in all.
+type valArena struct {
+	buf []byte
+}
+
+const (
+	valChunk   = 1 << 20
+	valInArena = 4 << 10 // larger values get an allocation of their own
+)
+
+func (a *valArena) clone(v []byte) []byte {
+	if len(v) == 0 || len(v) > valInArena {
+		return clone(v) // nil for empty, as clone gives
+	}
+	if cap(a.buf)-len(a.buf) < len(v) {
+		a.buf = make([]byte, 0, valChunk)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, v...)
+	return a.buf[n:len(a.buf):len(a.buf)]
 }
 
 // finish builds every namespace not built yet.
