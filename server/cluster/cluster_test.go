@@ -719,8 +719,11 @@ func scrape(t *testing.T, n *node) string {
 //
 // Break: make leaderRead trust raft.State alone (return nil once the
 // term's no-op is applied, without the lease) -> the resumed node
-// answers the old value ("round 0: n1, resumed, answered "old0", want
-// "new0" or a redirect").
+// answers the old value ("round 1: n2, resumed, answered "old1" (<nil>),
+// want "new1" or a redirect"; in 2 runs of 2). Break: renew the lease
+// with raft.VerifyLeader instead of a Barrier -> seen once in 9 rounds
+// ("round 2: n1, resumed, answered "old2"", with 5 s pauses): it counts
+// answers to heartbeats sent before the pause.
 func TestClusterPausedLeaderReads(t *testing.T) {
 	c := newCluster(t, 3, "--max-stale", "0")
 	w := newWriter(c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp)
