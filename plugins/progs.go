@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -147,17 +148,38 @@ func (r *Registry) ProgInfo(ns, name string) (ProgramInfo, error) {
 	if err != nil {
 		return ProgramInfo{}, err
 	}
-	e := g.get(name)
+	e, err := r.find(context.Background(), g, name)
+	if err != nil {
+		return ProgramInfo{}, err
+	}
 	if e == nil {
 		return ProgramInfo{}, fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
 	}
 	return r.info(ns, e), nil
 }
 
+// find returns program name from the mirror, or, if the mirror has
+// none, from the namespace's metadata, which a write this registry did
+// not make may have changed: a follower's store applies the programs
+// its cluster's leader registered (cube serve --cluster), and the mirror
+// was loaded on first use, perhaps before. nil if there is none.
+func (r *Registry) find(ctx context.Context, g *nsReg, name string) (*entry, error) {
+	if e := g.get(name); e != nil {
+		return e, nil
+	}
+	if err := r.refresh(ctx, g, name); err != nil {
+		return nil, err
+	}
+	return g.get(name), nil
+}
+
 // Progs describes every program of namespace ns, sorted by name.
 func (r *Registry) Progs(ns string) ([]ProgramInfo, error) {
 	g, err := r.reg(context.Background(), ns)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.resync(context.Background(), g); err != nil {
 		return nil, err
 	}
 	g.mu.RLock()
@@ -196,6 +218,39 @@ func (r *Registry) info(ns string, e *entry) ProgramInfo {
 		Registered: e.rec.registered,
 		Telemetry:  e.tel.snapshot(),
 	}
+}
+
+// resync rereads the programs that the mirror and the namespace's
+// metadata disagree on, by name (see find).
+func (r *Registry) resync(ctx context.Context, g *nsReg) error {
+	var stored []string
+	if err := g.ns.View(ctx, func(tx *engine.Tx) error {
+		for _, key := range tx.MetaKeys(progPrefix) {
+			stored = append(stored, key[len(progPrefix):])
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	g.mu.RLock()
+	var differ []string
+	for _, name := range stored {
+		if g.mu.progs[name] == nil {
+			differ = append(differ, name)
+		}
+	}
+	for name := range g.mu.progs {
+		if !slices.Contains(stored, name) {
+			differ = append(differ, name)
+		}
+	}
+	g.mu.RUnlock()
+	for _, name := range differ {
+		if err := r.refresh(ctx, g, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refresh rereads program name from the namespace's metadata into the

@@ -31,7 +31,10 @@ func (r *Registry) Run(ctx context.Context, ns, name string, args []byte) (vm.Re
 		return vm.Result{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		e := g.get(name)
+		e, err := r.find(ctx, g, name)
+		if err != nil {
+			return vm.Result{}, err
+		}
 		if e == nil {
 			return vm.Result{}, fmt.Errorf("%w: %q in namespace %q", ErrNoProgram, name, ns)
 		}

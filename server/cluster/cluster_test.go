@@ -510,7 +510,7 @@ func isRedirect(err error) bool {
 //
 // Break: drop leaderRead's readyTerm check (answer reads before the
 // term's no-op is applied) -> a new leader answers the first read with
-// (nil) ("round 0: n2 answered GET with nil, want v0").
+// nil ("round 0: n3 answered GET with "", want v0"; in 2 runs of 2).
 func TestClusterLeaderReadsAfterFailover(t *testing.T) {
 	c := newCluster(t, 3, "--max-stale", "0")
 	addrs := []string{c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp}
@@ -585,7 +585,13 @@ func TestClusterLeaderReadsAfterFailover(t *testing.T) {
 //
 // Break: make ReadCheck answer every read on a follower (drop the
 // staleness check) -> the follower goes on answering ("n3 still answers
-// reads 10s after the leader and n2 stopped").
+// reads 10s after the leader and n2 stopped"). Break: drop
+// clusterCheck's case for RUN of a read-only program -> RUN on the
+// follower is a write and answers MOVED until the deadline. Break: drop
+// the registry's reread of metadata on a miss (plugins' find) -> the
+// same: the follower's registry, loaded before the program was
+// replicated to it, has no such program, so the RUN is taken for a
+// write.
 func TestClusterFollowerReadsBoundedStale(t *testing.T) {
 	c := newCluster(t, 3, "--max-stale", "300ms", "--metrics", "127.0.0.1:0")
 	w := newWriter(c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp)
@@ -598,6 +604,9 @@ func TestClusterFollowerReadsBoundedStale(t *testing.T) {
 	if err := w.do(ctx, "PUT", "b", 1, "one"); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.do(ctx, "PROG", "b", "peek", "JS", `function run() { return cube.get([1]) }`, "RO"); err != nil {
+		t.Fatal(err)
+	}
 	leader := c.leaderOf()
 	var other, f *node
 	for _, n := range c.nodes {
@@ -605,18 +614,23 @@ func TestClusterFollowerReadsBoundedStale(t *testing.T) {
 			other, f = f, n
 		}
 	}
-	// The follower answers once it is known current.
+	// The follower answers once it is known current, and runs a
+	// read-only program as a read.
 	fc := client(f.resp)
 	defer fc.Close()
+	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s, err := fc.Do(ctx, "GET", "b", 1).Text()
+		s, err := fc.Do(ctx, "RUN", "b", "peek").Text()
 		if err == nil && s == "one" {
 			break
 		}
-		if ctx.Err() != nil || (err != nil && !isRedirect(err) && err != redis.Nil) {
-			t.Fatalf("GET on follower %s: %q %v", f.id, s, err)
+		if time.Now().After(deadline) || (err != nil && !isRedirect(err) && !strings.HasPrefix(err.Error(), "NOPROG")) {
+			t.Fatalf("RUN of a read-only program on follower %s: %q %v", f.id, s, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if s, err := fc.Do(ctx, "GET", "b", 1).Text(); err != nil || s != "one" {
+		t.Fatalf("GET on follower %s, current: %q %v", f.id, s, err)
 	}
 	// INFO cluster and the metrics on every node.
 	for _, n := range c.nodes {
