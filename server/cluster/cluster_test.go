@@ -32,9 +32,13 @@ var (
 	buildErr  error
 )
 
-// binary builds cmd/cube once per test process.
+// binary builds cmd/cube once per test process, or is
+// $CUBE_CLUSTER_BIN, a daemon built before, to compare two builds.
 func binary(t testing.TB) string {
 	t.Helper()
+	if p := os.Getenv("CUBE_CLUSTER_BIN"); p != "" {
+		return p
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cube-cluster-bin")
 		if err != nil {
