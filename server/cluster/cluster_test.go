@@ -32,6 +32,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the daemon binary (to 50 MB a build) when the tests end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cubeBin != "" {
+		os.RemoveAll(filepath.Dir(cubeBin))
+	}
+	os.Exit(code)
+}
+
 // binary builds cmd/cube once per test process, or is
 // $CUBE_CLUSTER_BIN, a daemon built before, to compare two builds.
 func binary(t testing.TB) string {
