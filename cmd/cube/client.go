@@ -33,7 +33,7 @@ func (c *verbCommand) Run(ctx context.Context, args []string) error {
 	for i, s := range args {
 		a[i] = s
 	}
-	v, err := cl.Do(ctx, a...).Result()
+	v, err := c.do(ctx, cl, a...)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
@@ -41,6 +41,45 @@ func (c *verbCommand) Run(ctx context.Context, args []string) error {
 		v = nil
 	}
 	return c.print(v)
+}
+
+// do sends one command and follows a cluster follower's redirect: a
+// node that is not the leader answers a write with "MOVED 0 host:port",
+// and the command goes there, over TCP with the token in $CUBE_AUTH, as
+// redis-cli -c follows it. Without a token the error says how to send it.
+func (e *env) do(ctx context.Context, cl *redis.Client, args ...any) (any, error) {
+	v, err := cl.Do(ctx, args...).Result()
+	addr, moved := movedTo(err)
+	if !moved {
+		return v, err
+	}
+	token := strings.TrimSpace(e.getenv("CUBE_AUTH"))
+	if token == "" {
+		return nil, fmt.Errorf("this node is a follower: the cluster's leader, at %s, takes writes; set CUBE_AUTH to the cluster's token and cube sends them there, or run the command on the leader's socket", addr)
+	}
+	leader := redis.NewClient(&redis.Options{
+		Addr: addr, Password: token, Protocol: 3, DisableIdentity: true,
+		ReadTimeout: -1, WriteTimeout: time.Minute, PoolSize: 1, MaxRetries: -1,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	defer leader.Close()
+	v, err = leader.Do(ctx, args...).Result()
+	if addr2, moved := movedTo(err); moved {
+		return nil, fmt.Errorf("the leader moved again (%s sent this to %s): the cluster is electing one; try again", addr, addr2)
+	}
+	return v, err
+}
+
+// movedTo reports the address of a "MOVED slot host:port" error.
+func movedTo(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	f := strings.Fields(err.Error())
+	if len(f) != 3 || f[0] != "MOVED" {
+		return "", false
+	}
+	return f[2], true
 }
 
 func (c *verbCommand) print(v any) error {

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/cubelinux/cube"
@@ -47,6 +48,10 @@ func main() {
 	// SIGTERM ends every verb. Ctrl-C (SIGINT) ends every verb but the
 	// REPL on a terminal, which catches it itself to stop the running input
 	// and keep the session (see conventions in root.go).
+	// go-redis logs its own failed dials ("redis: ... connection pool:
+	// failed to dial after 5 attempts") before the error cube reports
+	// with what to do: one message is enough.
+	redis.SetLogger(silentRedis{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, ctrlC: func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return signal.NotifyContext(ctx, os.Interrupt)
@@ -55,6 +60,10 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+type silentRedis struct{}
+
+func (silentRedis) Printf(context.Context, string, ...any) {}
 
 // env is what a verb may touch of the process: its streams, its
 // environment and the global flags.

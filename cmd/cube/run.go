@@ -53,7 +53,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer done()
-	v, err := cl.Do(ctx, cmd...).Result()
+	v, err := c.do(ctx, cl, cmd...)
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
 		// A daemon older than RUN.TYPED: the program did not run; RUN
 		// runs it, without its log.
