@@ -468,16 +468,21 @@ func (tx *Tx) DeleteMeta(key string) (bool, error) {
 
 // Walk runs a built-in BFS or DFS from start; see WalkOptions.
 func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, error) {
-	if err := tx.check(false); err != nil {
-		return nil, err
-	}
-	if err := checkCoord(start, tx.ns.dims); err != nil {
-		return nil, err
-	}
-	if err := checkLabel(o.Label); err != nil {
+	if err := tx.walkCheck(start, o); err != nil {
 		return nil, err
 	}
 	return walk(ctx, tx.edgeTrees(), tx.ns.dims, toPkey(start), o)
+}
+
+// walkCheck is what Walk and WalkSeq refuse before walking.
+func (tx *Tx) walkCheck(start []int32, o WalkOptions) error {
+	if err := tx.check(false); err != nil {
+		return err
+	}
+	if err := checkCoord(start, tx.ns.dims); err != nil {
+		return err
+	}
+	return checkLabel(o.Label)
 }
 
 // WalkSeq is Walk without copying the steps out: it walks now (so the
@@ -485,13 +490,7 @@ func (tx *Tx) Walk(ctx context.Context, start []int32, o WalkOptions) ([]Step, e
 // own buffers, allocating nothing. Range over it once; a Step's slices
 // are valid until the range ends, so copy what you keep.
 func (tx *Tx) WalkSeq(ctx context.Context, start []int32, o WalkOptions) (iter.Seq[Step], error) {
-	if err := tx.check(false); err != nil {
-		return nil, err
-	}
-	if err := checkCoord(start, tx.ns.dims); err != nil {
-		return nil, err
-	}
-	if err := checkLabel(o.Label); err != nil {
+	if err := tx.walkCheck(start, o); err != nil {
 		return nil, err
 	}
 	return walkSeq(ctx, tx.edgeTrees(), tx.ns.dims, toPkey(start), o)
