@@ -205,9 +205,7 @@ func (s *cubeStore) walk(ctx context.Context, start point, hops int) (walkAnswer
 		return a, err
 	}
 	for st := range steps {
-		a.n++
-		a.fp += fingerprint(point{st.Coord[0], st.Coord[1], st.Coord[2]})
-		a.depths += st.Depth
+		a.add(st)
 	}
 	return a, err
 }
@@ -224,4 +222,11 @@ func (s *cubeStore) path(ctx context.Context, from, to point, hops int) ([]point
 		out = append(out, point(c))
 	}
 	return out, p.Weight, true, nil
+}
+
+// add counts one of cube's walk steps into the answer.
+func (a *walkAnswer) add(st cube.Step) {
+	a.n++
+	a.fp += fingerprint(point{st.Coord[0], st.Coord[1], st.Coord[2]})
+	a.depths += st.Depth
 }

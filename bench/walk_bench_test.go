@@ -95,9 +95,7 @@ func (s *cubeStore) walkSlice(ctx context.Context, start point, hops int) (walkA
 	steps, err := s.pts.Walk(ctx, s.from, cube.WalkOptions{Order: cube.BFS, MaxDepth: hops, Direction: cube.Out})
 	var a walkAnswer
 	for _, st := range steps {
-		a.n++
-		a.fp += fingerprint(point{st.Coord[0], st.Coord[1], st.Coord[2]})
-		a.depths += st.Depth
+		a.add(st)
 	}
 	return a, err
 }

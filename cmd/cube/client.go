@@ -57,11 +57,7 @@ func (e *env) do(ctx context.Context, cl *redis.Client, args ...any) (any, error
 	if token == "" {
 		return nil, fmt.Errorf("this node is a follower: the cluster's leader, at %s, takes writes; set CUBE_AUTH to the cluster's token and cube sends them there, or run the command on the leader's socket", addr)
 	}
-	leader := redis.NewClient(&redis.Options{
-		Addr: addr, Password: token, Protocol: 3, DisableIdentity: true,
-		ReadTimeout: -1, WriteTimeout: time.Minute, PoolSize: 1, MaxRetries: -1,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	leader := redis.NewClient(clientOptions("tcp", addr, token, 1))
 	defer leader.Close()
 	v, err = leader.Do(ctx, args...).Result()
 	if addr2, moved := movedTo(err); moved {
@@ -207,11 +203,16 @@ func (e *env) socketPath() (path string, explicit bool) {
 }
 
 func newClient(sock string) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Network: "unix", Addr: sock, Protocol: 3, DisableIdentity: true,
-		ReadTimeout: -1, WriteTimeout: time.Minute, PoolSize: 4, MaxRetries: -1,
+	return redis.NewClient(clientOptions("unix", sock, "", 4))
+}
+
+// clientOptions are the CLI's for a connection to a daemon.
+func clientOptions(network, addr, token string, pool int) *redis.Options {
+	return &redis.Options{
+		Network: network, Addr: addr, Password: token, Protocol: 3, DisableIdentity: true,
+		ReadTimeout: -1, WriteTimeout: time.Minute, PoolSize: pool, MaxRetries: -1,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	}
 }
 
 // connect returns a client for the daemon at the socket. Without -s or
