@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/redis/go-redis/v9"
+	"go.etcd.io/bbolt"
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server"
@@ -35,6 +36,10 @@ const (
 	DefaultJoinTimeout       = 30 * time.Second
 	DefaultMaxStale          = 500 * time.Millisecond
 )
+
+// logCacheSize is how many of the latest Raft entries the leader keeps
+// in memory for replication: several batches (MaxAppendEntries, 64).
+const logCacheSize = 1024
 
 // DirectoryNamespace is the namespace where the cluster keeps its
 // members' client addresses (metadata "resp/<id>"), so that every node,
@@ -154,9 +159,21 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Output: o.LogOutput, Level: hclog.Warn})
-	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db")})
+	// The free list is not written at each commit (bbolt rebuilds it
+	// from the pages as the file opens, as etcd has it): Raft's log
+	// frees the pages of every entry it compacts away, so a list
+	// written in full at each log write grows with the trailing log.
+	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db"),
+		BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open Raft's log in %s: %w", o.Dir, err)
+	}
+	// The leader sends followers the entries it has just written: from
+	// memory, not read back and decoded from bbolt.
+	cached, err := raft.NewLogCache(logCacheSize, logs)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(o.Dir, 2, hl)
 	if err != nil {
@@ -206,7 +223,7 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		n.fsm.applied.Store(metas[0].Index)
 	}
 	db.SetReplicator(n)
-	r, err := raft.NewRaft(cfg, n.fsm, logs, logs, snaps, trans)
+	r, err := raft.NewRaft(cfg, n.fsm, cached, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
 		logs.Close()
