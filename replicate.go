@@ -39,3 +39,9 @@ func (db *DB) Snapshot() (*StoreSnapshot, error) { return db.eng.Snapshot() }
 // Restore replaces the store's whole state with a snapshot stream. A
 // failed restore leaves part of the stream applied: retry it or stop.
 func (db *DB) Restore(ctx context.Context, r io.Reader) error { return db.eng.Restore(ctx, r) }
+
+// Sync makes every write the store holds so far durable in its own
+// log, whatever its sync mode: a consensus log calls it before it
+// counts on the store holding what it applied (a snapshot taken, a
+// snapshot restored), since ApplyReplicated does not wait for a sync.
+func (db *DB) Sync(ctx context.Context) error { return db.eng.Sync(ctx) }

@@ -129,6 +129,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if err := c.cluster.check(c.listen); err != nil {
 		return err
 	}
+	mode = c.cluster.storeSync(mode)
 	if sock == "" {
 		sock = filepath.Join(data, server.SocketName)
 	}

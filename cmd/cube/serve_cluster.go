@@ -86,6 +86,21 @@ func (c *clusterFlags) check(listen string) error {
 	return nil
 }
 
+// storeSync is the sync mode a node's store runs in: a write is
+// acknowledged once a majority's Raft logs hold it, fsynced, so the
+// store's own log, which ApplyReplicated appends to without waiting,
+// need not be fsynced at each write too (that was one more fdatasync a
+// log write on every node, a third of a node's). Under --sync always it
+// syncs every interval, and at each Raft snapshot (cluster's fsm), the
+// point a restarted node replays Raft's log from; --sync interval and
+// none are as given.
+func (c *clusterFlags) storeSync(m cube.SyncMode) cube.SyncMode {
+	if c.on && m == cube.SyncAlways {
+		return cube.SyncInterval
+	}
+	return m
+}
+
 // or is d, or def if d is zero.
 func or(d, def time.Duration) time.Duration {
 	if d == 0 {

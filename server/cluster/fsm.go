@@ -38,7 +38,18 @@ func (f *fsm) Apply(l *raft.Log) any {
 	return f.db.ApplyReplicated(l.Data)
 }
 
+// Snapshot syncs the store's own log first: the store is durable on
+// its own (NoSnapshotRestoreOnStart), and a restarted node replays only
+// the entries after its last snapshot, so the store must hold every
+// entry up to it once Raft may compact them away. ApplyReplicated does
+// not wait for the store's sync (Raft's log is what makes a write
+// durable), and a cluster node's store syncs every interval only (see
+// cmd/cube's serve), so without this a crash could lose entries the
+// node's store applied before the snapshot and Raft no longer replays.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if err := f.db.Sync(context.Background()); err != nil {
+		return nil, err
+	}
 	s, err := f.db.Snapshot()
 	if err != nil {
 		return nil, err
@@ -49,6 +60,11 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	if err := f.db.Restore(context.Background(), rc); err != nil {
+		return err
+	}
+	// Durable before Raft counts the snapshot's index as applied (see
+	// Snapshot).
+	if err := f.db.Sync(context.Background()); err != nil {
 		return err
 	}
 	// Raft wrote the snapshot it restores to the store first: it is the
