@@ -18,8 +18,10 @@ import (
 
 // Options configure a Sandbox. The zero value is usable.
 type Options struct {
-	// CacheDir holds wazero's compilation cache, so a program compiled once
-	// loads fast after a restart. "" keeps the cache in memory.
+	// CacheDir holds wazero's compilation cache and the instrumented
+	// modules (see instrument.Rewrite), so a program compiled once loads
+	// fast after a restart. "" keeps the compilation cache in memory and
+	// instruments every module anew.
 	CacheDir string
 	// Logger receives the sandbox's own diagnostics. nil discards them.
 	Logger *slog.Logger
@@ -29,6 +31,7 @@ type Options struct {
 // implements vm.Sandbox and is safe for concurrent use.
 type Sandbox struct {
 	cache  wazero.CompilationCache
+	rw     rewriteCache
 	logger *slog.Logger
 	epoch  time.Time // zero of the guests' monotonic clock
 
@@ -54,6 +57,10 @@ func New(ctx context.Context, o Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("wasm: compilation cache %s: %w", o.CacheDir, err)
 		}
 		s.cache = c
+		if s.rw, err = newRewriteCache(o.CacheDir); err != nil {
+			_ = c.Close(ctx)
+			return nil, fmt.Errorf("wasm: compilation cache %s: %w", o.CacheDir, err)
+		}
 	}
 	return s, nil
 }
@@ -114,7 +121,7 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 		WithDebugInfoEnabled(false) // the instrumented code section would misplace DWARF lines
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	p := &Program{s: s, rt: rt, lim: lim, stackSlots: uint32(StackBytes(lim) / 8)}
-	inst, err := instrument.Rewrite(code, p.stackSlots)
+	inst, err := s.rw.rewrite(code, p.stackSlots)
 	if err != nil {
 		// wazero's own message says more about a module it refuses, but a
 		// count the module cannot hold would make it allocate without bound.
