@@ -105,7 +105,6 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 	if host == nil || host.Dims() < 1 || host.Dims() > 8 {
 		return vm.Result{}, fmt.Errorf("wasm: run: host must have 1 to 8 dimensions")
 	}
-	rs := &runState{host: host, dims: host.Dims(), args: args, g: vm.NewGuard(p.lim)}
 	var tctx context.Context
 	var cancel context.CancelFunc
 	if p.lim.Timeout > 0 {
@@ -114,9 +113,9 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 		tctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
-	rctx := context.WithValue(tctx, stateKey{}, rs)
+	rs := &runState{Context: tctx, host: host, dims: host.Dims(), args: args, g: vm.NewGuard(p.lim)}
 
-	in, err := p.acquire(rctx)
+	in, err := p.acquire(rs)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return vm.Result{}, &vm.Error{Kind: vm.KindAborted, Msg: "program closed", Err: err}
@@ -125,7 +124,7 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 	}
 	var stack [1]uint64
 	disarm := in.stop.arm(tctx)
-	err = in.run.CallWithStack(rctx, stack[:])
+	err = in.run.CallWithStack(rs, stack[:])
 	disarm()
 	rs.closeCursors()
 	var ec exitCode

@@ -34,7 +34,7 @@ func (c exitCode) Error() string { return fmt.Sprintf("proc_exit(%d)", uint32(c)
 // also works outside a run (the Go runtime's _initialize reads the clock
 // and random source during Compile's trial instantiation), returning nil.
 func enterWASI(ctx context.Context) *runState {
-	rs, _ := ctx.Value(stateKey{}).(*runState)
+	rs := runOf(ctx)
 	if rs == nil {
 		return nil
 	}
