@@ -46,9 +46,15 @@ func (g *Guard) Fail(e *Error) *Error {
 func (g *Guard) Call() *Error {
 	g.hostCalls++
 	if g.lim.HostCalls >= 0 && g.hostCalls > g.lim.HostCalls {
-		return g.Fail(&Error{Kind: KindHostCallLimit, Msg: fmt.Sprintf("more than %d host calls", g.lim.HostCalls)})
+		return g.overCalls()
 	}
 	return nil
+}
+
+// overCalls is Call's failure, apart so that Call inlines into every
+// host function's entry.
+func (g *Guard) overCalls() *Error {
+	return g.Fail(&Error{Kind: KindHostCallLimit, Msg: fmt.Sprintf("more than %d host calls", g.lim.HostCalls)})
 }
 
 // Write counts one write (put, delete, link, unlink). On a read-only run it

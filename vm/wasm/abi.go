@@ -111,6 +111,11 @@ func runOf(ctx context.Context) *runState {
 	if rs, ok := ctx.(*runState); ok {
 		return rs
 	}
+	return derivedRun(ctx)
+}
+
+//go:noinline // keeps runOf within the inlining budget
+func derivedRun(ctx context.Context) *runState {
 	rs, _ := ctx.Value(stateKey{}).(*runState)
 	return rs
 }

@@ -57,49 +57,82 @@ func BenchmarkRun_Trivial(b *testing.B) {
 // module, the ABI's checks and counting), "wazero" the same module
 // unrewritten on a bare wazero runtime whose dims() is an empty Go
 // function, the floor of any host call (issue 11: cube within 15% of it).
+// "ratio" runs the two in turn in each iteration and reports cube's time
+// over wazero's, a figure that the load of a shared machine moves far
+// less than either time alone.
 func BenchmarkHostCall(b *testing.B) {
 	const n = 1_000_000
 	args := coords(n)
 	b.Run("cube", func(b *testing.B) {
-		s := newSandbox(b)
-		p := compile(b, s, "hostcalls", vm.Limits{})
-		h := vmtest.NewHost(1)
+		run := hostCallsCube(b, args)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := p.Run(ctx, h, args); err != nil {
-				b.Fatal(err)
-			}
+			run()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/call")
 	})
 	b.Run("wazero", func(b *testing.B) {
-		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
-		b.Cleanup(func() { _ = rt.Close(ctx) })
-		i32 := []api.ValueType{api.ValueTypeI32}
-		_, err := rt.NewHostModuleBuilder("cube_v1").
-			NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, m api.Module, s []uint64) {
-			m.Memory().Write(uint32(s[0]), args)
-			s[0] = 0
-		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, i32).Export("args_read").
-			NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(context.Context, api.Module, []uint64) {}), nil, i32).Export("dims").
-			Instantiate(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := rt.Instantiate(ctx, load(b, "hostcalls"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		run := m.ExportedFunction("run")
-		var stack [1]uint64
+		run := hostCallsWazero(b, args)
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := run.CallWithStack(ctx, stack[:]); err != nil {
-				b.Fatal(err)
-			}
+			run()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/call")
 	})
+	b.Run("ratio", func(b *testing.B) {
+		cube, bare := hostCallsCube(b, args), hostCallsWazero(b, args)
+		var tc, tw time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			cube()
+			t1 := time.Now()
+			bare()
+			tc, tw = tc+t1.Sub(t0), tw+time.Since(t1)
+		}
+		b.ReportMetric(float64(tc)/float64(tw), "cube/wazero")
+	})
+}
+
+// hostCallsCube returns a function running testdata/hostcalls through
+// the sandbox.
+func hostCallsCube(b *testing.B, args []byte) func() {
+	s := newSandbox(b)
+	p := compile(b, s, "hostcalls", vm.Limits{})
+	h := vmtest.NewHost(1)
+	return func() {
+		if _, err := p.Run(ctx, h, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// hostCallsWazero returns a function running testdata/hostcalls as it is
+// on a bare wazero runtime with empty host functions.
+func hostCallsWazero(b *testing.B, args []byte) func() {
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	b.Cleanup(func() { _ = rt.Close(ctx) })
+	i32 := []api.ValueType{api.ValueTypeI32}
+	_, err := rt.NewHostModuleBuilder("cube_v1").
+		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, m api.Module, s []uint64) {
+		m.Memory().Write(uint32(s[0]), args)
+		s[0] = 0
+	}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, i32).Export("args_read").
+		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(context.Context, api.Module, []uint64) {}), nil, i32).Export("dims").
+		Instantiate(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := rt.Instantiate(ctx, load(b, "hostcalls"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := m.ExportedFunction("run")
+	var stack [1]uint64
+	return func() {
+		if err := run.CallWithStack(ctx, stack[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func aggregateHost() (*vmtest.Host, []byte) {
