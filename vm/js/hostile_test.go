@@ -142,8 +142,10 @@ func TestHostReadOnly(t *testing.T) {
 }
 
 // TestNoLeakBetweenRuns tampers with everything it can reach, then checks
-// in later runs of the same program (same pooled runtimes) and of another
-// program that none of it is visible.
+// in later runs of the same program and of another program that none of
+// it is visible. The sandbox's programs share its pooled runtimes, so the
+// second program runs in the runtime the first tampered with. Seen failing
+// with the pool's runtimes built unfrozen (newBinding's frozen false).
 func TestNoLeakBetweenRuns(t *testing.T) {
 	sb := newSB(t)
 	h := vmtest.NewHost(1)

@@ -11,34 +11,52 @@ import (
 )
 
 // Program is a compiled JavaScript program. Runs take a locked-down
-// runtime from the program's pool, call a fresh instance of the program's
+// runtime from the sandbox's pool, call a fresh instance of the program's
 // top level, then its run(args).
 type Program struct {
 	sb      *Sandbox
 	name    string
 	factory *goja.Program
 	lim     vm.Limits
-	// pool holds idle runtimes. A channel, not a sync.Pool: building a
-	// locked-down runtime costs milliseconds, too much to redo after
-	// every garbage collection empties a sync.Pool.
-	pool   chan *pooled
-	closed atomic.Bool
+	closed  atomic.Bool
 }
 
 var _ vm.Program = (*Program)(nil)
 
-// pooled is a frozen runtime with the program's wrapper loaded.
+// pooled is a frozen runtime, shared by the sandbox's programs, with the
+// wrappers of the programs that ran in it loaded. Sharing is as safe as
+// reusing a runtime for the runs of one program, which cube always did:
+// every object a run can reach before it creates its own is frozen, so
+// a run can leave nothing behind for the next, whichever program that
+// next run belongs to.
 type pooled struct {
-	b       *binding
-	factory goja.Callable
+	b      *binding
+	loaded map[*Program]goja.Callable
 }
 
-func (p *Program) newRuntime() (*pooled, error) {
-	b, err := newBinding(p.sb.boot, p.sb.maxStack, p.sb.rxLimit, p.sb.wd, true)
+// maxLoaded bounds the wrappers one pooled runtime keeps: past it the
+// runtime forgets them all and loads each again at its next run (a
+// function expression, microseconds).
+const maxLoaded = 128
+
+// newRuntime builds a frozen runtime: milliseconds, the whole of what a
+// runtime per program cost each new program (lockdown freezes every
+// built-in).
+func (s *Sandbox) newRuntime() (*pooled, error) {
+	s.built.Add(1)
+	b, err := newBinding(s.boot, s.maxStack, s.rxLimit, s.wd, true)
 	if err != nil {
 		return nil, &vm.Error{Kind: vm.KindTrap, Msg: "cannot build a runtime: " + err.Error(), Err: err}
 	}
-	v, err := b.r.RunProgram(p.factory)
+	return &pooled{b: b, loaded: map[*Program]goja.Callable{}}, nil
+}
+
+// load returns p's wrapper in rt, evaluating it there the first time.
+func (rt *pooled) load(p *Program) (goja.Callable, error) {
+	if f, ok := rt.loaded[p]; ok {
+		return f, nil
+	}
+	v, err := rt.b.r.RunProgram(p.factory)
 	if err != nil {
 		return nil, toError(err, nil, len(wrapPrefix))
 	}
@@ -46,7 +64,11 @@ func (p *Program) newRuntime() (*pooled, error) {
 	if !ok {
 		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: "the script does not compile to a function body"}
 	}
-	return &pooled{b: b, factory: f}, nil
+	if len(rt.loaded) >= maxLoaded {
+		clear(rt.loaded)
+	}
+	rt.loaded[p] = f
+	return f, nil
 }
 
 // Run executes the program. See vm.Program.
@@ -54,13 +76,9 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (res vm.Re
 	if p.closed.Load() {
 		return vm.Result{}, ErrClosed
 	}
-	var rt *pooled
-	select {
-	case rt = <-p.pool:
-	default:
-		if rt, err = p.newRuntime(); err != nil {
-			return vm.Result{}, err
-		}
+	rt, err := p.sb.take()
+	if err != nil {
+		return vm.Result{}, err
 	}
 	b := rt.b
 	end := b.begin(ctx, host, args, p.lim)
@@ -72,14 +90,18 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (res vm.Re
 			reuse = false
 		}
 		if end() && reuse {
-			p.put(rt)
+			p.sb.put(rt)
 		}
 		if err != nil {
 			p.sb.log.Debug("js run failed", "program", p.name, "err", err)
 		}
 	}()
+	factory, ferr := rt.load(p)
+	if ferr != nil {
+		return vm.Result{}, ferr
+	}
 	// The top level runs inside the run's limits, with the host attached.
-	v, rerr := rt.factory(goja.Undefined())
+	v, rerr := factory(goja.Undefined())
 	var run goja.Callable
 	if rerr == nil {
 		run, _ = goja.AssertFunction(v)
@@ -109,27 +131,31 @@ func (p *Program) Close(ctx context.Context) error {
 		return nil
 	}
 	p.sb.forget(p)
-	for {
-		select {
-		case <-p.pool:
-		default:
-			return nil
-		}
+	return nil
+}
+
+// poolSize is how many idle runtimes a sandbox keeps: enough for every
+// processor to run at once.
+func poolSize() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// take returns an idle runtime, or builds one.
+func (s *Sandbox) take() (*pooled, error) {
+	select {
+	case rt := <-s.pool:
+		return rt, nil
+	default:
+		return s.newRuntime()
 	}
 }
 
-// poolSize is how many idle runtimes a program keeps: enough for every
-// processor to run it at once.
-func poolSize() int { return max(2, runtime.GOMAXPROCS(0)) }
-
 // put returns rt to the pool, or drops it when the pool is full or the
-// program closed.
-func (p *Program) put(rt *pooled) {
-	if p.closed.Load() {
+// sandbox closed.
+func (s *Sandbox) put(rt *pooled) {
+	if s.closed.Load() {
 		return
 	}
 	select {
-	case p.pool <- rt:
+	case s.pool <- rt:
 	default:
 	}
 }

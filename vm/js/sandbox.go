@@ -51,6 +51,12 @@ type Sandbox struct {
 	wd       *watchdog
 	boot     *goja.Program // lockdownJS, compiled once
 
+	// pool holds idle frozen runtimes, shared by the programs. A channel,
+	// not a sync.Pool: building one costs milliseconds, too much to redo
+	// after every garbage collection empties a sync.Pool.
+	pool  chan *pooled
+	built atomic.Int64 // runtimes built
+
 	mu     sync.Mutex
 	progs  map[*Program]struct{}
 	closed atomic.Bool
@@ -88,6 +94,7 @@ func New(o Options) *Sandbox {
 		rxLimit:  regexpTimeout,
 		wd:       newWatchdog(),
 		progs:    make(map[*Program]struct{}),
+		pool:     make(chan *pooled, poolSize()),
 	}
 }
 
@@ -122,15 +129,19 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{sb: s, name: name, factory: wrapped, lim: lim, pool: make(chan *pooled, poolSize())}
-	// Build the pool's first runtime now (it takes milliseconds), so that
-	// the first run does not pay for it. The top level is not run here:
-	// it runs at every run, with the host and under the run's limits.
-	rt, err := p.newRuntime()
-	if err != nil {
-		return nil, err
+	p := &Program{sb: s, name: name, factory: wrapped, lim: lim}
+	// The runtimes are the sandbox's: a new program costs its parse and
+	// compile, not a frozen runtime (milliseconds). The first program
+	// builds the pool's first runtime, so that its first run does not pay
+	// for it. The top level is not run here: it runs at every run, with
+	// the host and under the run's limits.
+	if s.built.Load() == 0 {
+		rt, err := s.newRuntime()
+		if err != nil {
+			return nil, err
+		}
+		s.put(rt)
 	}
-	p.put(rt)
 	s.mu.Lock()
 	s.progs[p] = struct{}{}
 	s.mu.Unlock()
@@ -213,7 +224,13 @@ func (s *Sandbox) Close(ctx context.Context) error {
 	for p := range progs {
 		p.Close(ctx)
 	}
-	return nil
+	for {
+		select {
+		case <-s.pool:
+		default:
+			return nil
+		}
+	}
 }
 
 func (s *Sandbox) forget(p *Program) {
