@@ -85,3 +85,29 @@ func TestHostAcrossProcesses(t *testing.T) {
 		t.Errorf("host holds %d points, want 599", h.Len())
 	}
 }
+
+// TestManyPrograms compiles more programs than a worker keeps, in one
+// worker, and runs each, the latest first: the pool sends a program's code
+// only to a worker it believes lacks it, so its mirror of the worker's
+// cache must not say a program is there when the worker dropped it.
+//
+// Break seen caught: the worker dropping one program when its cache is
+// full while the mirror forgets them all (the rule before), with the
+// Unknown answer ignored by the pool: "does not define a function run".
+func TestManyPrograms(t *testing.T) {
+	p := newPool(t, jsproc.Options{MaxWorkers: 1})
+	h := vmtest.NewHost(1)
+	const n = 600 // over twice the worker's cache
+	progs := make([]vm.Program, n)
+	for i := range progs {
+		progs[i] = compile(t, p, fmt.Sprintf("function run() { return %q }", fmt.Sprint(i)), vm.Limits{})
+	}
+	for round := range 2 {
+		for i := n - 1; i >= 0; i-- {
+			res, err := progs[i].Run(context.Background(), h, nil)
+			if err != nil || string(res.Output) != fmt.Sprint(i) {
+				t.Fatalf("round %d, program %d: %q, %v", round, i, res.Output, err)
+			}
+		}
+	}
+}

@@ -409,6 +409,13 @@ func (g *program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 		req.Code = g.code
 	}
 	d, err := g.p.exchange(ctx, w, req, host, g.lim)
+	if err == nil && d.Unknown {
+		// The worker dropped the program although the mirror says it
+		// holds it: nothing ran, so send it again with the code.
+		w.forgot(g.key)
+		req.Code = g.code
+		d, err = g.p.exchange(ctx, w, req, host, g.lim)
+	}
 	if err != nil {
 		g.p.put(w, false)
 		return vm.Result{}, err

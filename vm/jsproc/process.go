@@ -144,6 +144,9 @@ func (w *worker) wait(d time.Duration) {
 
 func (w *worker) has(key string) bool { return w.progs[key] }
 
+// forgot corrects the mirror: the worker does not hold key.
+func (w *worker) forgot(key string) { delete(w.progs, key) }
+
 // cached mirrors the worker's program cache after a request for key: the
 // worker empties its cache when it is full, the same rule on both sides.
 func (w *worker) cached(key string, d *done) {

@@ -117,6 +117,10 @@ type done struct {
 	// the pool retires a worker that holds on to much more than it
 	// started with, so the next run's accounting starts clean.
 	Grown int64
+	// Unknown says a run came without code for a program the worker does
+	// not hold (the pool's mirror of its cache was wrong): the pool sends
+	// the run again with the code.
+	Unknown bool
 }
 
 // wireError is an error crossing the process boundary: its text, and

@@ -150,6 +150,9 @@ func (s *server) handle(req *request) *done {
 		}
 	case opRun:
 		p, ok := s.progs[req.Prog]
+		if !ok && req.Code == nil {
+			return &done{Unknown: true, Grown: dataSize() - s.base}
+		}
 		if !ok {
 			if p, err = s.sb.Compile(ctx, req.Code, lim); err == nil {
 				s.keep(req.Prog, p)
@@ -174,10 +177,10 @@ func (s *server) handle(req *request) *done {
 
 func (s *server) keep(key string, p vm.Program) {
 	if len(s.progs) >= maxCachedPrograms {
+		// All of them, the rule the pool's mirror (worker.cached) follows.
 		for k, old := range s.progs {
 			_ = old.Close(context.Background())
 			delete(s.progs, k)
-			break
 		}
 	}
 	s.progs[key] = p
