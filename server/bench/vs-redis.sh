@@ -12,7 +12,10 @@
 #     redis-server, and cube embedded (Namespace.Put, no daemon).
 # Each row runs REPS times (default 3), cube and redis interleaved, so that
 # load from other processes falls on both alike; it prints the median, the
-# runs, and cube/redis (for the writers, daemon/embedded too).
+# runs, and cube/redis (for the writers, daemon/embedded too). The
+# redis-benchmark rows also print the server's median CPU per request
+# (user+system from /proc), which other load on a shared machine skews
+# less than requests/s; the header notes nproc and the load average.
 #
 # Environment: REPS (3), DUR (writers' measured time, 5s), CUBE (a cube
 # binary to use instead of building ./cmd/cube), WRITERS (64).
@@ -37,17 +40,28 @@ else
 fi
 go build -o "$W/writers" ./server/bench/writers
 
-rps() { # sock pipeline cmd... -> requests/s
-	local sock=$1 p=$2; shift 2
-	redis-benchmark --csv -s "$sock" -n "$N" -c "$C" -P "$p" "$@" 2>/dev/null |
-		tail -1 | awk -F'","' '{gsub(/"/,"",$2); print int($2)}'
+tck=$(getconf CLK_TCK)
+cpu() { awk '{print $14+$15}' "/proc/$1/stat"; } # pid -> user+system ticks
+rps() { # pid sock pipeline cmd... -> requests/s and the server's CPU us per request
+	local pid=$1 sock=$2 p=$3 a b r; shift 3
+	a=$(cpu "$pid")
+	r=$(redis-benchmark --csv -s "$sock" -n "$N" -c "$C" -P "$p" "$@" 2>/dev/null |
+		tail -1 | awk -F'","' '{gsub(/"/,"",$2); print int($2)}')
+	b=$(cpu "$pid")
+	echo "$r $(awk -v a="$a" -v b="$b" -v n="$N" -v t="$tck" 'BEGIN {printf "%.2f", (b-a)/t*1e6/n}')"
 }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}'; }
-row() { # label median runs... 
+row() { # label runs...
 	local label=$1; shift
 	printf '  %-40s %10s   (%s)\n' "$label" "$(median "$@")" "$*"
 }
+brow() { # label "rps cpu"... : a redis-benchmark row, with the server's CPU per request
+	local label=$1 r=() u=() x; shift
+	for x in "$@"; do r+=("${x% *}") u+=("${x#* }"); done
+	printf '  %-40s %10s   %6s us cpu/req   (%s)\n' "$label" "$(median "${r[@]}")" "$(median "${u[@]}")" "${r[*]}"
+}
+first() { local x; for x in "$@"; do echo "${x% *}"; done; }
 
 for mode in always:always interval:everysec; do
 	cm=${mode%%:*}; rm_=${mode##*:}
@@ -62,21 +76,23 @@ for mode in always:always interval:everysec; do
 	redis-cli -s "$cs" NS.CREATE b DIMS 1 >/dev/null
 	redis-cli -s "$cs" PUT b 0 xyz >/dev/null
 	redis-cli -s "$rs" SET k xyz >/dev/null
-	echo "== cube --sync $cm vs redis appendfsync $rm_ (redis-benchmark -n $N -c $C; $NW writers for $DUR; median of $REPS, interleaved)"
+	echo "== cube --sync $cm vs redis appendfsync $rm_ (redis-benchmark -n $N -c $C; $NW writers for $DUR; median of $REPS, interleaved; nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 	for p in 1 16; do
 		cp_=() rp=() cg=() rg=()
 		for _ in $(seq "$REPS"); do
-			cp_+=("$(rps "$cs" "$p" PUT b 0 xyz)")
-			rp+=("$(rps "$rs" "$p" SET k xyz)")
-			cg+=("$(rps "$cs" "$p" GET b 0)")
-			rg+=("$(rps "$rs" "$p" GET k)")
+			cp_+=("$(rps "$cpid" "$cs" "$p" PUT b 0 xyz)")
+			rp+=("$(rps "$rpid" "$rs" "$p" SET k xyz)")
+			cg+=("$(rps "$cpid" "$cs" "$p" GET b 0)")
+			rg+=("$(rps "$rpid" "$rs" "$p" GET k)")
 		done
-		row "cube PUT b 0 xyz -P $p" "${cp_[@]}"
-		row "redis SET k xyz -P $p" "${rp[@]}"
-		echo "    cube/redis $(ratio "$(median "${cp_[@]}")" "$(median "${rp[@]}")")"
-		row "cube GET b 0 -P $p" "${cg[@]}"
-		row "redis GET k -P $p" "${rg[@]}"
-		echo "    cube/redis $(ratio "$(median "${cg[@]}")" "$(median "${rg[@]}")")"
+		brow "cube PUT b 0 xyz -P $p" "${cp_[@]}"
+		brow "redis SET k xyz -P $p" "${rp[@]}"
+		# shellcheck disable=SC2046
+		echo "    cube/redis $(ratio "$(median $(first "${cp_[@]}"))" "$(median $(first "${rp[@]}"))")"
+		brow "cube GET b 0 -P $p" "${cg[@]}"
+		brow "redis GET k -P $p" "${rg[@]}"
+		# shellcheck disable=SC2046
+		echo "    cube/redis $(ratio "$(median $(first "${cg[@]}"))" "$(median $(first "${rg[@]}"))")"
 	done
 	cw=() rw=() ew=()
 	for i in $(seq "$REPS"); do
