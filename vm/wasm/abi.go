@@ -48,7 +48,7 @@ type runState struct {
 	host    vm.Host
 	dims    int
 	args    []byte
-	g       *vm.Guard
+	g       vm.Guard // by value: one allocation less per run
 	errMsg  string
 	hasErr  bool
 	cursors []*cursor // handle h is cursors[h-1]; nil = free

@@ -85,7 +85,7 @@ func (p *Program) acquire(ctx context.Context) (*instance, error) {
 
 // release closes a Fresh instance, or parks a healthy Reuse one for the
 // next run.
-func (p *Program) release(ctx context.Context, in *instance, healthy bool) {
+func (p *Program) release(in *instance, healthy bool) {
 	if healthy && p.lim.Isolation == vm.Reuse {
 		p.mu.Lock()
 		if !p.closed {
@@ -95,7 +95,9 @@ func (p *Program) release(ctx context.Context, in *instance, healthy bool) {
 		}
 		p.mu.Unlock()
 	}
-	_ = in.m.Close(context.WithoutCancel(ctx))
+	// Not ctx: it may be done, and Close needs none of its values
+	// (context.WithoutCancel would cost an allocation per run).
+	_ = in.m.Close(context.Background())
 }
 
 // Run implements vm.Program. On failure it returns the partial Result
@@ -113,7 +115,7 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 		tctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
-	rs := &runState{Context: tctx, host: host, dims: host.Dims(), args: args, g: vm.NewGuard(p.lim)}
+	rs := &runState{Context: tctx, host: host, dims: host.Dims(), args: args, g: *vm.NewGuard(p.lim)}
 
 	in, err := p.acquire(rs)
 	if err != nil {
@@ -134,17 +136,17 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 	}
 	res := rs.g.Result()
 	if e := rs.g.Err(); e != nil {
-		p.release(ctx, in, false)
+		p.release(in, false)
 		res.Output = nil
 		return res, e
 	}
 	if err != nil {
 		e := p.classify(ctx, tctx, p.stackErr(in.m, err), rs, memory(in.m))
-		p.release(ctx, in, false)
+		p.release(in, false)
 		res.Output = nil
 		return res, e
 	}
-	p.release(ctx, in, !exited)
+	p.release(in, !exited)
 	if status := int32(stack[0]); status != 0 {
 		res.Output = nil
 		msg := rs.errMsg
