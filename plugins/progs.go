@@ -14,7 +14,8 @@ import (
 
 // Registration and versions: Prog stores a version, Unprog removes the
 // program, and the in-memory mirror of a namespace's programs (nsReg.mu.progs)
-// follows each committed change while nsReg.wmu is held.
+// follows each committed change while nsReg.wmu is held. Prog compiles
+// before it takes wmu, and the Progs waiting for it commit together.
 
 // ProgOptions configure one program. They are part of its version:
 // registering the same code with other options is a new version.
@@ -77,35 +78,124 @@ func (r *Registry) Prog(ctx context.Context, ns, name string, kind vm.Kind, code
 	if err != nil {
 		return ProgramInfo{}, err
 	}
-	g.wmu.Lock()
-	defer g.wmu.Unlock()
 	if cur := g.get(name); cur != nil && cur.rec.version == rec.version {
 		return r.info(ns, cur), nil
 	}
+	// The compile holds no lock, so the PROGs of a namespace compile in
+	// parallel; their writes are then committed in batches (commitProgs).
 	p, err := sb.Compile(ctx, rec.code, r.limits(rec))
 	if err != nil {
 		return ProgramInfo{}, err
 	}
-	err = g.ns.Update(ctx, func(tx *engine.Tx) error { return tx.SetMeta(progPrefix+name, stored) })
-	if err != nil {
-		_ = p.Close(ctx)
-		return ProgramInfo{}, err
+	q := &progReq{name: name, rec: rec, stored: stored, p: p}
+	g.pmu.Lock()
+	g.pending = append(g.pending, q)
+	g.pmu.Unlock()
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	if !q.done {
+		r.commitProgs(ctx, ns, g)
 	}
-	e := &entry{name: name, rec: rec}
-	e.cache.prog = &compiled{p: p}
+	return q.info, q.err
+}
+
+// progReq is one Prog waiting for its namespace's next registry commit.
+type progReq struct {
+	name   string
+	rec    *record
+	stored []byte
+	p      vm.Program
+	// Set under wmu by the commit that took the request.
+	done bool
+	info ProgramInfo
+	err  error
+}
+
+// commitProgs commits every pending Prog of g, in the order they queued,
+// as one engine transaction: one log sync for all of them (a group
+// commit), where one Prog per sync, under wmu, made the registrations of
+// a namespace one sync each, one after the other. wmu held, as for any
+// registry writer, so the mirror still follows each committed change in
+// commit order. If the batch fails as a whole, each is tried alone, so
+// that one request's failure is its own.
+func (r *Registry) commitProgs(ctx context.Context, ns string, g *nsReg) {
+	g.pmu.Lock()
+	batch := g.pending
+	g.pending = nil
+	g.pmu.Unlock()
+	// A version already current (the mirror, or earlier in the batch)
+	// writes nothing.
+	var todo []*progReq
+	latest := map[string][32]byte{}
+	for _, q := range batch {
+		v, ok := latest[q.name]
+		if !ok {
+			if cur := g.get(q.name); cur != nil {
+				v, ok = cur.rec.version, true
+			}
+		}
+		if ok && v == q.rec.version {
+			continue
+		}
+		latest[q.name] = q.rec.version
+		todo = append(todo, q)
+	}
+	if len(todo) > 1 {
+		// Others wait on this commit: the caller's cancellation is not
+		// theirs.
+		err := g.ns.Update(context.WithoutCancel(ctx), func(tx *engine.Tx) error {
+			for _, q := range todo {
+				if err := tx.SetMeta(progPrefix+q.name, q.stored); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			for _, q := range todo {
+				r.install(ns, g, q)
+			}
+		} else {
+			todo = nil // each alone, below
+		}
+	}
+	for _, q := range batch {
+		if q.done {
+			continue
+		}
+		if cur := g.get(q.name); cur != nil && cur.rec.version == q.rec.version {
+			_ = q.p.Close(ctx)
+			q.info, q.done = r.info(ns, cur), true
+			continue
+		}
+		err := g.ns.Update(context.WithoutCancel(ctx), func(tx *engine.Tx) error { return tx.SetMeta(progPrefix+q.name, q.stored) })
+		if err != nil {
+			_ = q.p.Close(ctx)
+			q.err, q.done = err, true
+			continue
+		}
+		r.install(ns, g, q)
+	}
+}
+
+// install makes q's committed version the current one in the mirror.
+// wmu held.
+func (r *Registry) install(ns string, g *nsReg, q *progReq) {
+	e := &entry{name: q.name, rec: q.rec}
+	e.cache.prog = &compiled{p: q.p}
 	g.mu.Lock()
-	old := g.mu.progs[name]
+	old := g.mu.progs[q.name]
 	if old != nil {
 		e.tel = old.tel
 	} else {
 		e.tel = newTelemetry()
 	}
-	g.mu.progs[name] = e
+	g.mu.progs[q.name] = e
 	g.mu.Unlock()
 	if old != nil {
 		old.retire()
 	}
-	return r.info(ns, e), nil
+	q.info, q.done = r.info(ns, e), true
 }
 
 // Unprog removes program name from namespace ns, with its telemetry. Runs

@@ -90,8 +90,10 @@ type Registry struct {
 	//
 	//  1. Session.mu — one session's calls, held across its whole Eval.
 	//  2. nsReg.wmu — one namespace's registry writers (Prog, Unprog,
-	//     refresh, the telemetry flush), held across their compile and
-	//     their engine transaction.
+	//     refresh, the telemetry flush), held across their engine
+	//     transaction (Prog compiles before it takes wmu).
+	//  2a. nsReg.pmu — the queue of Progs waiting for wmu; held only
+	//     across its own fields.
 	//  3. Registry.mu (this one).
 	//  4. nsReg.mu — one namespace's program map.
 	//  5. entry.cache — one version's compiled program, held across its
@@ -109,8 +111,8 @@ type Registry struct {
 	//
 	// Only Session.mu is held while a guest's run or eval executes. A
 	// compile, which may run a WASM start function under the program's
-	// timeout, holds nsReg.wmu (in Prog) or entry.cache (first run of a
-	// version). Locks 3, 4, 6 and 7 are never held across guest code, a
+	// timeout, holds no lock in Prog, and entry.cache at the first run of
+	// a version. Locks 3, 4, 6 and 7 are never held across guest code, a
 	// compile or an engine transaction; 6 and 7 never across anything but
 	// their own fields. Retiring a replaced namespace's programs (in reg)
 	// closes them under 3, 4 and 5: a Close runs no guest code.
@@ -131,6 +133,10 @@ type nsReg struct {
 	// finds its version retired or stale waits for wmu once (an empty
 	// critical section) to let such a writer finish.
 	wmu sync.Mutex
+	// pmu guards pending, the Progs compiled and waiting for wmu: the
+	// first to get it commits them all (commitProgs).
+	pmu     sync.Mutex
+	pending []*progReq
 	// mu guards progs, the mirror: name -> current version.
 	mu struct {
 		sync.RWMutex
