@@ -130,6 +130,16 @@ func (c *testCluster) add() *node {
 	dir := c.t.TempDir()
 	n := &node{id: fmt.Sprintf("n%d", len(c.nodes)+1), data: filepath.Join(dir, "data"), raft: freePort(c.t), resp: freePort(c.t)}
 	c.nodes = append(c.nodes, n)
+	// Cleanups run last registered first: this one before TempDir
+	// removes the node's directory, so that the daemon is dead by then
+	// (a live one creating a file there failed the removal, and so the
+	// test) and its log is still there to show.
+	c.t.Cleanup(func() {
+		if c.t.Failed() {
+			c.dumpLog(n)
+		}
+		c.kill(n)
+	})
 	return n
 }
 
@@ -144,23 +154,19 @@ func (c *testCluster) kill(n *node) {
 
 func (c *testCluster) dumpLogs() {
 	for _, n := range c.nodes {
-		b, _ := os.ReadFile(filepath.Join(filepath.Dir(n.data), n.id+".log"))
-		c.t.Logf("--- %s's log:\n%s", n.id, b)
+		c.dumpLog(n)
 	}
+}
+
+func (c *testCluster) dumpLog(n *node) {
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(n.data), n.id+".log"))
+	c.t.Logf("--- %s's log:\n%s", n.id, b)
 }
 
 // newCluster starts size nodes: the first bootstraps, the others join
 // through it.
 func newCluster(t testing.TB, size int, extra ...string) *testCluster {
-	c := &testCluster{t: t, extra: extra}
-	t.Cleanup(func() {
-		if t.Failed() {
-			c.dumpLogs()
-		}
-		for _, n := range c.nodes {
-			c.kill(n)
-		}
-	})
+	c := &testCluster{t: t, extra: extra} // each node's cleanup is add's
 	first := c.add()
 	c.start(first, "")
 	waitLeader(t, first.resp)
