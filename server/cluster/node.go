@@ -17,8 +17,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftwal "github.com/hashicorp/raft-wal"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/redis/go-redis/v9"
+	"go.etcd.io/bbolt"
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server"
@@ -57,7 +58,7 @@ type Options struct {
 	// RESPAddr is where clients reach this node's daemon
 	// (cube serve --listen): the address a follower's redirect gives.
 	RESPAddr string
-	// Dir holds Raft's log and stable store (wal/, raft-wal) and its
+	// Dir holds Raft's log and stable store (raft.db, bbolt) and its
 	// snapshots.
 	Dir string
 	// Join is the RESP address of a member, which this node asks
@@ -101,7 +102,7 @@ type Node struct {
 	db    *cube.DB
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
-	logs  *raftwal.WAL
+	logs  *raftboltdb.BoltStore
 	fsm   *fsm
 	rd    reads
 
@@ -158,23 +159,17 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Output: o.LogOutput, Level: hclog.Warn})
-	// Raft's log and stable store are raft-wal: one write and one
-	// fdatasync a log write, where raft-boltdb's bbolt commit took two
-	// (pages, then meta) and a B+tree's page writes, on the leader and
-	// then again on each follower before a write is acknowledged.
-	if _, err := os.Stat(filepath.Join(o.Dir, "raft.db")); err == nil {
-		return nil, fmt.Errorf("%w: %s holds Raft state in raft.db (bbolt), from an earlier cube; this one keeps it in raft-wal: remove the node from its cluster (CLUSTER.LEAVE), empty --raft-dir and join it again", ErrBadOptions, o.Dir)
-	}
-	walDir := filepath.Join(o.Dir, "wal")
-	if err := os.MkdirAll(walDir, 0o700); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	logs, err := raftwal.Open(walDir, raftwal.WithLogger(hl.Named("wal")))
+	// The free list is not written at each commit (bbolt rebuilds it
+	// from the pages as the file opens, as etcd has it): Raft's log
+	// frees the pages of every entry it compacts away, so a list
+	// written in full at each log write grows with the trailing log.
+	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db"),
+		BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open Raft's log in %s: %w", o.Dir, err)
 	}
 	// The leader sends followers the entries it has just written: from
-	// memory, not read back and decoded from the log.
+	// memory, not read back and decoded from bbolt.
 	cached, err := raft.NewLogCache(logCacheSize, logs)
 	if err != nil {
 		logs.Close()
