@@ -38,13 +38,14 @@ const (
 )
 
 // runState is what the host functions of one run share. It is the
-// context passed to the guest call (the run's own, with its time limit,
-// embedded), so a host function finds it with a type assertion on its
-// ctx: cheaper than ctx.Value, the cost of which was most of what a host
-// call adds to an empty wazero host function, and one allocation less per
-// run than a context.WithValue. Instances need no back-pointer.
+// context passed to the guest call (see runctx.go), so a host function
+// finds it with a type assertion on its ctx: cheaper than ctx.Value, the
+// cost of which was most of what a host call adds to an empty wazero host
+// function. Instances need no back-pointer. A program pools its
+// runStates; endRun says what one keeps from run to run (buffers, never
+// data).
 type runState struct {
-	context.Context
+	stopCtx
 	host    vm.Host
 	dims    int
 	args    []byte
@@ -54,7 +55,8 @@ type runState struct {
 	cursors []*cursor // handle h is cursors[h-1]; nil = free
 	scratch [8]int32
 	cache   packCache
-	keyBuf  []byte // the cache key of the current call (see key)
+	keyBuf  []byte    // the cache key of the current call (see key)
+	stack   [1]uint64 // run's result
 }
 
 // packCache keeps the last packed walk or path, so a guest that retries
@@ -96,16 +98,6 @@ func (c *cursor) close() {
 
 type stateKey struct{}
 
-// Value implements context.Context. It answers stateKey with rs, so that
-// a context wazero derives from the run's (the one a start function runs
-// under, inside InstantiateModule) still leads to the run: see runOf.
-func (rs *runState) Value(key any) any {
-	if key == (stateKey{}) {
-		return rs
-	}
-	return rs.Context.Value(key)
-}
-
 // runOf returns the run whose context ctx is or derives from, or nil.
 func runOf(ctx context.Context) *runState {
 	if rs, ok := ctx.(*runState); ok {
@@ -125,7 +117,7 @@ func derivedRun(ctx context.Context) *runState {
 // holds the status to return.
 func enter(ctx context.Context, stack []uint64) *runState {
 	rs := runOf(ctx)
-	if rs == nil {
+	if rs == nil || rs.host == nil {
 		// Outside a run: Compile's trial instantiation, whose _initialize
 		// or start function has no store to talk to.
 		stack[0] = StatusError

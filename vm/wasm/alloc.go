@@ -34,12 +34,14 @@ type linearMemory struct {
 	mp   *memPool
 	want uint64
 	buf  []byte
+	box  *[]byte // what the pool held buf in, reused to pool it again
 }
 
 func (l *linearMemory) Reallocate(size uint64) []byte {
 	if l.buf == nil {
 		if b, _ := l.mp.pool.Get().(*[]byte); b != nil && uint64(cap(*b)) >= size {
-			l.buf = (*b)[:size]
+			l.buf, l.box = (*b)[:size], b
+			*b = nil
 			return l.buf
 		}
 		l.buf = make([]byte, size, max(size, l.want))
@@ -62,6 +64,11 @@ func (l *linearMemory) Free() {
 		return
 	}
 	clear(b)
-	b = b[:0]
-	l.mp.pool.Put(&b)
+	box := l.box
+	if box == nil {
+		box = new([]byte)
+	}
+	l.box = nil
+	*box = b[:0]
+	l.mp.pool.Put(box)
 }

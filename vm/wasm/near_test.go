@@ -559,3 +559,28 @@ func TestWalkCache(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkCacheEndsWithRun: a run's walk cache dies with it, though a
+// program pools its runs' state: the second run, on another host, asks its
+// own host. Break caught: endRun keeping rs.cache answered the second run
+// from the first's cache, with the first host's steps and no walk.
+func TestWalkCacheEndsWithRun(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "probe", vm.Limits{})
+	o := func(off int) uint64 { return uint64(outAt + off) }
+	walk := func(cap uint64) call {
+		return call{fWalk, []uint64{dataAt, 0, 2, 0, 0, 0, 0, o(16), cap, o(0)}}
+	}
+	first := &spyHost{Host: nearHost()}
+	if st, _, err := probe(t, p, first, coords(0, 0), walk(8)); err != nil || st[0] != wasm.StatusTooSmall {
+		t.Fatalf("first run: %v %v", st, err)
+	}
+	second := &spyHost{Host: vmtest.NewHost(2)} // no edges: a walk of the start alone
+	st, mem, err := probe(t, p, second, coords(0, 0), walk(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[0] != 0 || second.walks != 1 || binary.LittleEndian.Uint32(mem) == 60 {
+		t.Errorf("second run: status %d, %d walks, needed %d; want 0, 1 walk, not the first host's 60", st[0], second.walks, binary.LittleEndian.Uint32(mem))
+	}
+}

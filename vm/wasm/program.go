@@ -9,7 +9,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cubelinux/cube/vm"
@@ -18,18 +17,24 @@ import (
 // Program is a compiled module. It implements vm.Program; Run may be
 // called concurrently.
 type Program struct {
-	s       *Sandbox
-	rt      wazero.Runtime // one per program: the memory limit is a runtime setting
-	mod     wazero.CompiledModule
-	mcfg    wazero.ModuleConfig
-	lim     vm.Limits
-	hasInit bool
-	mem     memPool
+	s    *Sandbox
+	rt   wazero.Runtime // one per program: the memory limit is a runtime setting
+	mod  wazero.CompiledModule
+	mcfg wazero.ModuleConfig
+	// allocCtx carries the memory allocator (p.mem) to InstantiateModule:
+	// a run's context answers its key (see runState.Value), where
+	// experimental.WithMemoryAllocator would cost an allocation per run.
+	allocCtx context.Context
+	lim      vm.Limits
+	hasInit  bool
+	mem      memPool
 
 	counter    string // export name of the stack counter (instrument.Result.Counter)
 	stop       string // export name of the stop flag (instrument.Result.Stop)
 	yield      uint32 // index of the rewriter's import among the imported functions
 	stackSlots uint32 // the stack budget, in 8-byte slots
+
+	runs sync.Pool // *runState, see newRun
 
 	mu     sync.Mutex
 	idle   []*instance // vm.Reuse only
@@ -41,33 +46,33 @@ var _ vm.Program = (*Program)(nil)
 type instance struct {
 	m    api.Module
 	run  api.Function
-	stop stopper
+	flag api.MutableGlobal // the stop flag (see runState.arm)
 }
 
 // instantiate makes a new instance in its initial state: start function
-// run, _initialize called.
-func (p *Program) instantiate(ctx context.Context) (*instance, error) {
-	m, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, &p.mem), p.mod, p.mcfg)
+// run, _initialize called, under rs (which carries the memory allocator
+// too, see runState.Value).
+func (p *Program) instantiate(rs *runState) (*instance, error) {
+	m, err := p.rt.InstantiateModule(rs, p.mod, p.mcfg)
 	if err != nil {
 		return nil, err
 	}
 	in := &instance{m: m, run: m.ExportedFunction("run")}
-	in.stop.flag = m.ExportedGlobal(p.stop).(api.MutableGlobal)
+	in.flag = m.ExportedGlobal(p.stop).(api.MutableGlobal)
 	if p.hasInit {
-		var stack [1]uint64
-		disarm := in.stop.arm(ctx)
-		err := m.ExportedFunction("_initialize").CallWithStack(ctx, stack[:])
-		disarm()
+		rs.arm(in.flag)
+		err := m.ExportedFunction("_initialize").CallWithStack(rs, rs.stack[:])
+		rs.disarm()
 		if err != nil {
 			err = p.stackErr(m, err)
-			_ = m.Close(context.WithoutCancel(ctx))
+			_ = m.Close(context.Background())
 			return nil, err
 		}
 	}
 	return in, nil
 }
 
-func (p *Program) acquire(ctx context.Context) (*instance, error) {
+func (p *Program) acquire(rs *runState) (*instance, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -80,7 +85,7 @@ func (p *Program) acquire(ctx context.Context) (*instance, error) {
 		return in, nil
 	}
 	p.mu.Unlock()
-	return p.instantiate(ctx)
+	return p.instantiate(rs)
 }
 
 // release closes a Fresh instance, or parks a healthy Reuse one for the
@@ -107,32 +112,28 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 	if host == nil || host.Dims() < 1 || host.Dims() > 8 {
 		return vm.Result{}, fmt.Errorf("wasm: run: host must have 1 to 8 dimensions")
 	}
-	var tctx context.Context
-	var cancel context.CancelFunc
-	if p.lim.Timeout > 0 {
-		tctx, cancel = context.WithTimeout(ctx, p.lim.Timeout)
-	} else {
-		tctx, cancel = context.WithCancel(ctx)
-	}
-	defer cancel()
-	rs := &runState{Context: tctx, host: host, dims: host.Dims(), args: args, g: *vm.NewGuard(p.lim)}
+	rs := p.newRun(ctx)
+	defer p.endRun(rs)
+	rs.host, rs.dims, rs.args, rs.g = host, host.Dims(), args, *vm.NewGuard(p.lim)
 
 	in, err := p.acquire(rs)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return vm.Result{}, &vm.Error{Kind: vm.KindAborted, Msg: "program closed", Err: err}
 		}
-		return rs.g.Result(), p.classify(ctx, tctx, err, rs, nil)
+		return rs.g.Result(), p.classify(ctx, rs, err, rs, nil)
 	}
-	var stack [1]uint64
-	disarm := in.stop.arm(tctx)
-	err = in.run.CallWithStack(rs, stack[:])
-	disarm()
+	stack := rs.stack[:] // in rs: a local would escape, an allocation per run
+	rs.arm(in.flag)
+	err = in.run.CallWithStack(rs, stack)
+	rs.disarm()
 	rs.closeCursors()
-	var ec exitCode
-	exited := errors.As(err, &ec)
-	if exited && ec == 0 {
-		err, stack[0] = nil, 0 // proc_exit(0): a successful end, but the instance is spent
+	var exited bool
+	if err != nil {
+		var ec exitCode
+		if exited = errors.As(err, &ec); exited && ec == 0 {
+			err, stack[0] = nil, 0 // proc_exit(0): a successful end, but the instance is spent
+		}
 	}
 	res := rs.g.Result()
 	if e := rs.g.Err(); e != nil {
@@ -141,7 +142,7 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result
 		return res, e
 	}
 	if err != nil {
-		e := p.classify(ctx, tctx, p.stackErr(in.m, err), rs, memory(in.m))
+		e := p.classify(ctx, rs, p.stackErr(in.m, err), rs, memory(in.m))
 		p.release(in, false)
 		res.Output = nil
 		return res, e

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/cubelinux/cube/vm"
 	"github.com/cubelinux/cube/vm/wasm/internal/instrument"
@@ -186,14 +187,21 @@ func (p *Program) compile(ctx context.Context, code []byte) error {
 		}
 	}
 	p.mcfg = wazero.NewModuleConfig().
-		WithName("").           // anonymous: any number of instances at once
-		WithStartFunctions().   // _initialize is called by hand, under the run's deadline
-		WithRandSource(zeros{}) // wazero would otherwise seed a PRNG per instance (~10 µs); the guest's random_get is ours
-	tctx, cancel := context.WithTimeout(ctx, p.lim.Timeout)
-	defer cancel()
-	m, err := p.instantiate(tctx)
+		WithName("").            // anonymous: any number of instances at once
+		WithStartFunctions().    // _initialize is called by hand, under the run's deadline
+		WithRandSource(zeros{}). // wazero would otherwise seed a PRNG per instance (~10 µs); the guest's random_get is ours
+		// Nor need wazero's clocks be made for each instance (three
+		// allocations): the guest's clock_time_get is ours too.
+		WithWalltime(noWalltime, 1).
+		WithNanotime(noNanotime, 1)
+	p.allocCtx = experimental.WithMemoryAllocator(context.Background(), &p.mem)
+	// A run with no host: its host functions answer as outside a run
+	// (see enter).
+	rs := p.newRun(ctx)
+	defer p.endRun(rs)
+	m, err := p.instantiate(rs)
 	if err != nil {
-		return p.classify(ctx, tctx, err, nil, nil)
+		return p.classify(ctx, rs, err, nil, nil)
 	}
 	if p.lim.Isolation == vm.Reuse {
 		p.idle = append(p.idle, m)
@@ -202,6 +210,9 @@ func (p *Program) compile(ctx context.Context, code []byte) error {
 	}
 	return nil
 }
+
+func noWalltime() (int64, int32) { return 0, 0 }
+func noNanotime() int64          { return 0 }
 
 type zeros struct{}
 

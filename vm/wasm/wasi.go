@@ -35,7 +35,7 @@ func (c exitCode) Error() string { return fmt.Sprintf("proc_exit(%d)", uint32(c)
 // and random source during Compile's trial instantiation), returning nil.
 func enterWASI(ctx context.Context) *runState {
 	rs := runOf(ctx)
-	if rs == nil {
+	if rs == nil || rs.host == nil { // Compile's trial
 		return nil
 	}
 	if e := rs.g.Err(); e != nil {

@@ -1,7 +1,9 @@
 package wasm_test
 
 import (
+	"context"
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -239,6 +241,34 @@ func TestCancel(t *testing.T) {
 	defer cancel()
 	_, err := p.Run(cctx, vmtest.NewHost(1), nil)
 	wantKind(t, err, vm.KindAborted)
+}
+
+// TestCancelEndsWithRun: cancelling the context of a run that has ended
+// stops nothing, though the program pools its runs' state (and the stop
+// callbacks with it) for the runs after. Break caught: endRun pooling a
+// runState without stopping its callback on the caller's context: the
+// cancel set the stop flag of the next run, which ended in a trap
+// (unreachable) instead of at its time limit.
+func TestCancelEndsWithRun(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "hostcalls", vm.Limits{Timeout: 300 * time.Millisecond, HostCalls: -1})
+	cctx, cancel := context.WithCancel(ctx)
+	if _, err := p.Run(cctx, vmtest.NewHost(1), coords(1)); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() {
+		_, err := p.Run(ctx, vmtest.NewHost(1), coords(math.MaxInt32))
+		ran <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-ran:
+		wantKind(t, err, vm.KindTimeout)
+	case <-time.After(time.Minute):
+		t.Fatal("the run never ended")
+	}
 }
 
 func TestClosed(t *testing.T) {

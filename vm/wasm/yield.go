@@ -3,7 +3,6 @@ package wasm
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -28,30 +27,4 @@ func yield(ctx context.Context, m api.Module, stack []uint64) {
 		panic(errStopped)
 	}
 	stack[0] = instrument.Fuel
-}
-
-// stopper sets an instance's stop flag when a run's context is done. A
-// reused instance goes through many runs: gen tells a late callback of an
-// earlier run, which must leave the flag alone.
-type stopper struct {
-	flag api.MutableGlobal
-	mu   sync.Mutex
-	gen  uint64
-}
-
-// arm clears the flag and sets it once ctx is done, until the returned
-// function is called.
-func (s *stopper) arm(ctx context.Context) (disarm func() bool) {
-	s.mu.Lock()
-	s.gen++
-	gen := s.gen
-	s.flag.Set(0)
-	s.mu.Unlock()
-	return context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		if s.gen == gen {
-			s.flag.Set(instrument.StopValue)
-		}
-		s.mu.Unlock()
-	})
 }
