@@ -165,3 +165,59 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapInuse)
 }
+
+// TestGrownWorkerIsRetired: a worker whose data segment grew far past
+// its idle size (the Go runtime keeps what it mapped) is replaced after
+// the run, so that the next run's memory limit, counted from the idle
+// size, is not eaten by what an earlier run left mapped.
+//
+// Break seen caught: the worker's meter of its growth reading a field of
+// /proc/self/statm that does not grow (resident text, f[3]): the pool
+// kept the grown worker, one start in all.
+func TestGrownWorkerIsRetired(t *testing.T) {
+	if !jsproc.HardMemory {
+		t.Skip("no kernel memory limit on this system")
+	}
+	p := newPool(t, jsproc.Options{MaxWorkers: 1})
+	h := vmtest.NewHost(2)
+	small := compile(t, p, `function run() { return "ok" }`, vm.Limits{})
+	if _, err := small.Run(context.Background(), h, nil); err != nil {
+		t.Fatal(err)
+	}
+	big := compile(t, p, `function run() { let a = []; for (let i = 0; i < 160; i++) a.push('y'.repeat(1<<20)); return a.length }`, vm.Limits{MemoryBytes: 512 << 20, Timeout: time.Minute})
+	if _, err := big.Run(context.Background(), h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.Run(context.Background(), h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.Started < 2 {
+		t.Fatalf("workers started %d: the worker that grew by 160 MiB was kept", st.Started)
+	}
+}
+
+// TestLowerLimitAfterHigher: a worker applies each request's limits, so a
+// run under a small memory limit after one under a large limit, in the
+// same worker, gets its own small limit.
+//
+// Break seen caught: the worker setting its limits only at its first
+// request (a cache of the limits in force that never compared): the
+// 200 MiB stringify under a 16 MiB limit ran into its time limit.
+func TestLowerLimitAfterHigher(t *testing.T) {
+	if !jsproc.HardMemory {
+		t.Skip("no kernel memory limit on this system")
+	}
+	p := newPool(t, jsproc.Options{MaxWorkers: 1})
+	h := vmtest.NewHost(2)
+	roomy := compile(t, p, `function run() { return "ok" }`, vm.Limits{MemoryBytes: 1 << 30, Timeout: time.Minute})
+	if _, err := roomy.Run(context.Background(), h, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Inside one built-in, where only the kernel's limit stops it at
+	// once (the heap watchdog's samples take seconds, past the 3 s).
+	tight := compile(t, p, `function run() { return JSON.stringify(new Array(200).fill('x'.repeat(1<<20))).length }`, vm.Limits{MemoryBytes: 16 << 20, Timeout: 3 * time.Second})
+	res, err := tight.Run(context.Background(), h, nil)
+	if vm.KindOf(err) != vm.KindMemoryLimit {
+		t.Fatalf("200 MiB under a 16 MiB limit after a 1 GiB one: %q, %v; want a memory limit error", res.Output, err)
+	}
+}

@@ -47,7 +47,7 @@ func Serve(r io.Reader, w io.Writer) error {
 	}
 	runtime.GC()
 	lowerPriority()
-	s.base, s.baseHeap = dataSize(), heapInUse()
+	s.base, s.baseHeap, s.data = dataSize(), heapInUse(), newDataMeter()
 	// Say we are ready: the pool times requests from here, not from exec.
 	if err := s.send(&message{Done: &done{}}); err != nil {
 		return err
@@ -93,6 +93,11 @@ type server struct {
 	session  *js.Session
 	base     int64 // data segment when idle
 	baseHeap int64 // Go heap when idle
+	data     *dataMeter
+	// The limits in force, so that a request under the same limits as
+	// the last (the common case) sets nothing: two system calls and the
+	// runtime's heap lock saved per request.
+	dataLimit, softLimit int64
 
 	enc   *gob.Encoder
 	bw    *bufio.Writer
@@ -134,8 +139,14 @@ func (s *server) handle(req *request) *done {
 		// The soft limit makes Go collect before the hard one refuses.
 		// Both limits count from the idle worker, as the kernel's does;
 		// reading the heap per request would stop the world each time.
-		debug.SetMemoryLimit(s.baseHeap + lim.MemoryBytes + dataSlack/2)
-		limitData(s.base + lim.MemoryBytes + dataSlack)
+		if soft := s.baseHeap + lim.MemoryBytes + dataSlack/2; soft != s.softLimit {
+			debug.SetMemoryLimit(soft)
+			s.softLimit = soft
+		}
+		if hard := s.base + lim.MemoryBytes + dataSlack; hard != s.dataLimit {
+			limitData(hard)
+			s.dataLimit = hard
+		}
 	}
 	h := &remoteHost{s: s, dims: req.Dims, geo: req.Geo}
 	defer h.closeAll()
@@ -151,7 +162,7 @@ func (s *server) handle(req *request) *done {
 	case opRun:
 		p, ok := s.progs[req.Prog]
 		if !ok && req.Code == nil {
-			return &done{Unknown: true, Grown: dataSize() - s.base}
+			return &done{Unknown: true, Grown: s.data.grown()}
 		}
 		if !ok {
 			if p, err = s.sb.Compile(ctx, req.Code, lim); err == nil {
@@ -172,7 +183,7 @@ func (s *server) handle(req *request) *done {
 		err = fmt.Errorf("jsproc: unknown request %d", req.Op)
 	}
 	return &done{Err: toWire(err), Output: c.Output, Logs: c.Logs, HostCalls: c.HostCalls,
-		Writes: c.Writes, Type: c.Type, JSON: c.JSON, Grown: dataSize() - s.base}
+		Writes: c.Writes, Type: c.Type, JSON: c.JSON, Grown: s.data.grown()}
 }
 
 func (s *server) keep(key string, p vm.Program) {
