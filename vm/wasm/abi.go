@@ -57,6 +57,7 @@ type runState struct {
 	cache   packCache
 	keyBuf  []byte    // the cache key of the current call (see key)
 	stack   [1]uint64 // run's result
+	outside bool      // a cube_v1 call found no host (Compile's trial)
 }
 
 // packCache keeps the last packed walk or path, so a guest that retries
@@ -120,6 +121,9 @@ func enter(ctx context.Context, stack []uint64) *runState {
 	if rs == nil || rs.host == nil {
 		// Outside a run: Compile's trial instantiation, whose _initialize
 		// or start function has no store to talk to.
+		if rs != nil {
+			rs.outside = true
+		}
 		stack[0] = StatusError
 		return nil
 	}

@@ -195,17 +195,26 @@ func (p *Program) compile(ctx context.Context, code []byte) error {
 		WithWalltime(noWalltime, 1).
 		WithNanotime(noNanotime, 1)
 	p.allocCtx = experimental.WithMemoryAllocator(context.Background(), &p.mem)
-	// A run with no host: its host functions answer as outside a run
-	// (see enter).
+	// A run with no host: its cube_v1 calls answer as outside a run (see
+	// enter), its WASI calls count against its guard.
 	rs := p.newRun(ctx)
 	defer p.endRun(rs)
+	rs.g = *vm.NewGuard(p.lim)
 	m, err := p.instantiate(rs)
 	if err != nil {
 		return p.classify(ctx, rs, err, nil, nil)
 	}
-	if p.lim.Isolation == vm.Reuse {
+	switch {
+	case p.lim.Isolation == vm.Reuse:
 		p.idle = append(p.idle, m)
-	} else {
+	case !rs.outside:
+		// The first run takes it (see acquire). Not one whose
+		// _initialize asked for the store: in a run it would have had
+		// one.
+		g := rs.g
+		m.init = &g
+		p.spare = m
+	default:
 		_ = m.m.Close(ctx)
 	}
 	return nil

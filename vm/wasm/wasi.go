@@ -31,11 +31,13 @@ type exitCode uint32
 func (c exitCode) Error() string { return fmt.Sprintf("proc_exit(%d)", uint32(c)) }
 
 // enterWASI counts a WASI call against the run's limits. Unlike enter it
-// also works outside a run (the Go runtime's _initialize reads the clock
-// and random source during Compile's trial instantiation), returning nil.
+// also works in Compile's trial instantiation, a run with no host (the Go
+// runtime's _initialize reads the clock and random source), whose counts
+// and log the first run may take over (see Program.acquire); nil means no
+// run at all.
 func enterWASI(ctx context.Context) *runState {
 	rs := runOf(ctx)
-	if rs == nil || rs.host == nil { // Compile's trial
+	if rs == nil {
 		return nil
 	}
 	if e := rs.g.Err(); e != nil {
@@ -134,7 +136,8 @@ func wasiFuncs(epoch time.Time, logger *slog.Logger) []hostFunc {
 			for _, line := range strings.Split(text, "\n") {
 				if rs != nil {
 					rs.g.Log(line)
-				} else {
+				}
+				if rs == nil || rs.host == nil {
 					logger.Debug("wasm guest output outside a run", "fd", fd, "line", line)
 				}
 			}

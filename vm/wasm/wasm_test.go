@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +232,30 @@ func TestIsolation(t *testing.T) {
 	reuse := compile(t, s, "counter", vm.Limits{Isolation: vm.Reuse})
 	if a, b := out(reuse), out(reuse); a != 101 || b != 102 {
 		t.Fatalf("reuse runs saw %d, %d; want 101, 102", a, b)
+	}
+}
+
+// TestFirstRunInstance: a fresh program's first run may take Compile's
+// trial instance, and then looks as if it had made its own: the log of
+// _initialize is in it, and an _initialize that asks the store is run
+// again in the run, where it has one. Breaks caught: acquire giving the
+// spare a new guard (the first run's log lacked "init"); Compile keeping
+// as spare an instance whose _initialize found no store (the first run
+// output status 7, StatusError, where the later ones output dims 2).
+func TestFirstRunInstance(t *testing.T) {
+	s := newSandbox(t)
+	h := vmtest.NewHost(2)
+	logs := compile(t, s, "initlog", vm.Limits{})
+	calls := compile(t, s, "initcalls", vm.Limits{})
+	for i := range 3 {
+		res, err := logs.Run(ctx, h, nil)
+		if err != nil || !slices.Equal(res.Logs, []string{"init"}) || res.HostCalls != 1 {
+			t.Errorf("initlog run %d: logs %q, %d host calls, %v; want [init], 1", i, res.Logs, res.HostCalls, err)
+		}
+		res, err = calls.Run(ctx, h, nil)
+		if err != nil || len(res.Output) != 4 || binary.LittleEndian.Uint32(res.Output) != 2 {
+			t.Errorf("initcalls run %d: output %v, %v; want dims 2", i, res.Output, err)
+		}
 	}
 }
 
