@@ -159,8 +159,12 @@ func (p *Pool) Close(ctx context.Context) error {
 	return nil
 }
 
-// get takes an idle worker, or starts one, holding a run slot.
-func (p *Pool) get(ctx context.Context) (*worker, error) {
+// get takes an idle worker, or starts one, holding a run slot. Of the
+// idle workers it takes one that holds program key compiled, if any: a
+// run on a worker that lacks its program sends the code and compiles it
+// there again (goja parses it twice), more than the rest of a short run
+// costs, and under cube stress's PROG then RUN every other run did.
+func (p *Pool) get(ctx context.Context, key string) (*worker, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -173,8 +177,19 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 		return nil, js.ErrClosed
 	}
 	if n := len(p.idle); n > 0 {
-		w := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+		// The most recently used by default; an idle worker's program
+		// mirror is not written while it is idle (cached runs before put).
+		i := n - 1
+		if key != "" {
+			for j := n - 1; j >= 0; j-- {
+				if p.idle[j].has(key) {
+					i = j
+					break
+				}
+			}
+		}
+		w := p.idle[i]
+		p.idle = append(p.idle[:i], p.idle[i+1:]...)
 		p.mu.Unlock()
 		return w, nil
 	}
@@ -369,7 +384,7 @@ func spent(d *done) bool { return d.Grown > retireGrowth }
 func (p *Pool) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.Program, error) {
 	sum := sha256.Sum256(code)
 	prg := &program{p: p, key: hex.EncodeToString(sum[:]), code: append([]byte(nil), code...), lim: lim.WithDefaults()}
-	w, err := p.get(ctx)
+	w, err := p.get(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +415,7 @@ type program struct {
 }
 
 func (g *program) Run(ctx context.Context, host vm.Host, args []byte) (vm.Result, error) {
-	w, err := g.p.get(ctx)
+	w, err := g.p.get(ctx, g.key)
 	if err != nil {
 		return vm.Result{}, err
 	}
@@ -432,7 +447,7 @@ func (g *program) Close(ctx context.Context) error { return nil }
 // worker, as js.Sandbox.EvalCompletion does in process.
 func (p *Pool) EvalCompletion(ctx context.Context, host vm.Host, script string, args []byte, lim vm.Limits) (js.Completion, error) {
 	lim = lim.WithDefaults()
-	w, err := p.get(ctx)
+	w, err := p.get(ctx, "")
 	if err != nil {
 		return js.Completion{}, err
 	}
