@@ -20,7 +20,8 @@
 //
 // A killed worker is replaced; nothing of the daemon's own memory was spent
 // on the run. The host API crosses the process boundary as gob messages on
-// the worker's standard input and output: the worker is a client of the
+// the worker's standard input and output (a caller's cancellation on a
+// third pipe, so that it reaches a run that is computing): the worker is a client of the
 // namespace, the pool serves its host calls from the run's transaction, so
 // transactions, visibility and limits on writes are unchanged.
 //

@@ -25,11 +25,12 @@ func (h *remoteHost) do(c *call) (*reply, error) {
 	if err := h.s.send(&message{Call: c}); err != nil {
 		return nil, err
 	}
-	r, ok := <-h.s.calls
-	if !ok || r == nil {
+	// The pool sends nothing but the reply while a run waits on one.
+	var req request
+	if err := h.s.dec.Decode(&req); err != nil || req.Op != opReply || req.Reply == nil {
 		return nil, errWorkerGone
 	}
-	return r, r.Err.err()
+	return req.Reply, req.Reply.Err.err()
 }
 
 func (h *remoteHost) Dims() int { return h.dims }

@@ -221,3 +221,31 @@ func TestLowerLimitAfterHigher(t *testing.T) {
 		t.Fatalf("200 MiB under a 16 MiB limit after a 1 GiB one: %q, %v; want a memory limit error", res.Output, err)
 	}
 }
+
+// TestCancelInterruptsAComputingRun: a caller's cancellation reaches a
+// run that is computing in JavaScript (no host call, no built-in) as an
+// interrupt, and its worker, stopped cleanly, is kept.
+//
+// Break seen caught: the worker not reading its interrupt pipe (Serve
+// without readInterrupts): the run ended only when the pool killed its
+// worker after the grace, one kill counted.
+func TestCancelInterruptsAComputingRun(t *testing.T) {
+	p := newPool(t, jsproc.Options{MaxWorkers: 1, KillGrace: 5 * time.Second})
+	h := vmtest.NewHost(2)
+	spin := compile(t, p, `function run() { for (;;) {} }`, vm.Limits{Timeout: time.Minute})
+	ok := compile(t, p, `function run() { return "ok" }`, vm.Limits{})
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := spin.Run(ctx, h, nil)
+		cancel()
+		if vm.KindOf(err) != vm.KindAborted {
+			t.Fatalf("cancelled spin: %v, want aborted", err)
+		}
+		if res, err := ok.Run(context.Background(), h, nil); err != nil || string(res.Output) != "ok" {
+			t.Fatalf("the run after: %q, %v", res.Output, err)
+		}
+	}
+	if st := p.Stats(); st.Killed != 0 || st.Started != 1 {
+		t.Fatalf("workers started %d, killed %d: want the one worker, interrupted, never killed", st.Started, st.Killed)
+	}
+}

@@ -2,6 +2,7 @@ package jsproc
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -24,8 +25,12 @@ type worker struct {
 	dec    *gob.Decoder
 	stderr *tail
 	exited chan struct{}
+	// intr carries interrupts: the number of the request to stop (see
+	// Serve). seq numbers the requests sent, by the holder of the worker.
+	intr *os.File
+	seq  uint64
 
-	emu   sync.Mutex // the encoder: the run's goroutine and interrupts
+	emu   sync.Mutex // the encoder
 	progs map[string]bool
 
 	mu   sync.Mutex
@@ -44,18 +49,30 @@ func startWorker(argv, env []string) (*worker, error) {
 		inW.Close()
 		return nil, fmt.Errorf("jsproc: start worker: %w", err)
 	}
+	intR, intW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("jsproc: start worker: %w", err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	// The first of ExtraFiles is the child's descriptor 3.
+	cmd.Env = append(append(os.Environ(), env...), InterruptFDEnv+"=3")
 	cmd.Stdin, cmd.Stdout = inR, outW
-	w := &worker{cmd: cmd, in: inW, stderr: &tail{max: 4 << 10}, exited: make(chan struct{}), progs: map[string]bool{}}
+	cmd.ExtraFiles = []*os.File{intR}
+	w := &worker{cmd: cmd, in: inW, intr: intW, stderr: &tail{max: 4 << 10}, exited: make(chan struct{}), progs: map[string]bool{}}
 	cmd.Stderr = w.stderr
 	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
+	intR.Close()
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		intW.Close()
 		return nil, fmt.Errorf("jsproc: start worker %s: %w", argv[0], err)
 	}
 	w.out = outR
@@ -65,6 +82,7 @@ func startWorker(argv, env []string) (*worker, error) {
 	go func() {
 		_ = cmd.Wait()
 		outR.Close()
+		intW.Close()
 		close(w.exited)
 	}()
 	// The worker says it is ready once its runtime is warm.
@@ -165,13 +183,16 @@ func (w *worker) cached(key string, d *done) {
 // while it is current.
 type guard struct {
 	w      *worker
+	seq    uint64 // the request's number, as the worker counts them
 	mu     sync.Mutex
 	ended  bool
 	reason vm.ErrorKind
 }
 
+// begin numbers the request about to be sent; the caller holds w.
 func (w *worker) begin() *guard {
-	g := &guard{w: w}
+	w.seq++
+	g := &guard{w: w, seq: w.seq}
 	w.mu.Lock()
 	w.cur = g
 	w.mu.Unlock()
@@ -201,7 +222,10 @@ func (g *guard) interrupt() {
 	ended := g.ended
 	g.mu.Unlock()
 	if !ended {
-		_ = g.w.send(&request{Op: opInterrupt})
+		// One write of 8 bytes to a pipe is atomic, whoever else writes.
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], g.seq)
+		_, _ = g.w.intr.Write(b[:])
 	}
 }
 

@@ -12,12 +12,12 @@ import (
 type op uint8
 
 const (
-	opCompile   op = iota + 1 // check Code compiles (syntax, run declared)
-	opRun                     // run program Prog (Code sent when the worker lacks it)
-	opEval                    // evaluate Script in a fresh runtime
-	opSession                 // evaluate Script in the worker's session
-	opReply                   // the answer to the worker's last host call
-	opInterrupt               // stop the current run (the caller cancelled)
+	opCompile op = iota + 1 // check Code compiles (syntax, run declared)
+	opRun                   // run program Prog (Code sent when the worker lacks it)
+	opEval                  // evaluate Script in a fresh runtime
+	opSession               // evaluate Script in the worker's session
+	opReply                 // the answer to the worker's last host call
+	// Interrupts (the caller cancelled) have a pipe of their own.
 )
 
 // request is one message from the pool to a worker.

@@ -2,6 +2,11 @@
 
 package jsproc
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+func interruptPipe(fd string) *os.File { return nil }

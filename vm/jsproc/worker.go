@@ -3,6 +3,7 @@ package jsproc
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -26,18 +27,32 @@ const dataSlack = 32 << 20
 // maxCachedPrograms bounds the compiled programs one worker keeps.
 const maxCachedPrograms = 256
 
+// InterruptFDEnv names the environment variable through which the pool
+// tells a worker which of its file descriptors carries interrupts (see
+// Serve).
+const InterruptFDEnv = "CUBE_JSPROC_INTERRUPT_FD"
+
 // Serve is the worker side: it reads requests from r and writes messages
 // to w until r ends, running each request in this process. It is meant to
 // be the whole of a worker process (cube's hidden verb calls it): it sets
 // the process's memory limits, ignores interrupts meant for its parent's
 // terminal, and a run over its memory limit ends the process.
+//
+// The goroutine that reads a request runs it and reads the replies to
+// its host calls: a request handed from a reader goroutine to a runner
+// woke a second thread for every message, about a third of the context
+// switches of a short run. The pool's interrupts (a caller that gave up)
+// come on a pipe of their own, the descriptor named by InterruptFDEnv,
+// each the number of the request it stops; without one, a run that is
+// computing cannot be interrupted, and the pool kills its worker after
+// the grace instead.
 func Serve(r io.Reader, w io.Writer) error {
 	signal.Ignore(os.Interrupt)
 	s := &server{
 		sb:    js.New(js.Options{}),
 		progs: map[string]vm.Program{},
 		bw:    bufio.NewWriter(w),
-		calls: make(chan *reply),
+		dec:   gob.NewDecoder(bufio.NewReader(r)),
 	}
 	s.enc = gob.NewEncoder(s.bw)
 	// Warm the runtime up before measuring what an idle worker uses.
@@ -48,42 +63,52 @@ func Serve(r io.Reader, w io.Writer) error {
 	runtime.GC()
 	lowerPriority()
 	s.base, s.baseHeap, s.data = dataSize(), heapInUse(), newDataMeter()
+	if f := interruptPipe(os.Getenv(InterruptFDEnv)); f != nil {
+		go s.readInterrupts(f)
+	}
 	// Say we are ready: the pool times requests from here, not from exec.
 	if err := s.send(&message{Done: &done{}}); err != nil {
 		return err
 	}
-	work := make(chan *request)
-	readErr := make(chan error, 1)
-	go func() {
-		dec := gob.NewDecoder(bufio.NewReader(r))
-		for {
-			req := new(request)
-			if err := dec.Decode(req); err != nil {
-				close(work)
-				close(s.calls)
-				readErr <- err
-				return
+	for {
+		req := new(request)
+		if err := s.dec.Decode(req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			switch req.Op {
-			case opReply:
-				s.calls <- req.Reply
-			case opInterrupt:
-				s.interrupt()
-			default:
-				work <- req
-			}
+			return fmt.Errorf("jsproc: worker: %w", err)
 		}
-	}()
-	for req := range work {
+		if req.Op == opReply {
+			// A reply with no call waiting for it: the pool's side of the
+			// protocol is broken, and nothing after it can be trusted.
+			return errors.New("jsproc: worker: a host-call reply while no run was waiting for one")
+		}
+		s.seq++
 		d := s.handle(req)
 		if err := s.send(&message{Done: d}); err != nil {
 			return err
 		}
 	}
-	if err := <-readErr; !errors.Is(err, io.EOF) {
-		return fmt.Errorf("jsproc: worker: %w", err)
+}
+
+// readInterrupts cancels the requests the pool interrupts: each message
+// is the number of a request (the first is 1), which may be the current
+// one or one the worker has not read yet, never an earlier one that
+// already ended (the pool interrupts only a request it waits on).
+func (s *server) readInterrupts(f io.Reader) {
+	var b [8]byte
+	for {
+		if _, err := io.ReadFull(f, b[:]); err != nil {
+			return
+		}
+		seq := binary.LittleEndian.Uint64(b[:])
+		s.mu.Lock()
+		s.interrupted = max(s.interrupted, seq)
+		if s.cur == seq && s.cancel != nil {
+			s.cancel()
+		}
+		s.mu.Unlock()
 	}
-	return nil
 }
 
 // server is the worker's state.
@@ -99,12 +124,15 @@ type server struct {
 	// runtime's heap lock saved per request.
 	dataLimit, softLimit int64
 
-	enc   *gob.Encoder
-	bw    *bufio.Writer
-	calls chan *reply // host-call replies, from the reader goroutine
+	enc *gob.Encoder
+	bw  *bufio.Writer
+	dec *gob.Decoder // requests, and the replies to a run's host calls
+	seq uint64       // requests read
 
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the current request
+	mu          sync.Mutex
+	cur         uint64             // the request running, by number
+	cancel      context.CancelFunc // of the current request
+	interrupted uint64             // the latest request interrupted
 }
 
 func (s *server) send(m *message) error {
@@ -114,24 +142,19 @@ func (s *server) send(m *message) error {
 	return s.bw.Flush()
 }
 
-func (s *server) interrupt() {
-	s.mu.Lock()
-	if s.cancel != nil {
-		s.cancel()
-	}
-	s.mu.Unlock()
-}
-
 // handle runs one request under its limits.
 func (s *server) handle(req *request) *done {
 	lim := req.Limits.vm()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
-	s.cancel = cancel
+	s.cur, s.cancel = s.seq, cancel
+	if s.interrupted >= s.seq {
+		cancel() // interrupted before it was read
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.cancel = nil
+		s.cur, s.cancel = 0, nil
 		s.mu.Unlock()
 		cancel()
 	}()
