@@ -176,12 +176,13 @@ func (t *telemetry) snapshot() Telemetry {
 		}
 	}
 	if n := t.hist.TotalCount(); n > 0 {
-		s.Latency = engine.Latency{
-			Count: n,
-			P50:   time.Duration(t.hist.ValueAtQuantile(50)),
-			P99:   time.Duration(t.hist.ValueAtQuantile(99)),
-			Max:   time.Duration(t.hist.Max()),
-		}
+		// One scan of the buckets for the three: Max walked them all with
+		// the histogram's iterator, and every PROG's reply (Registry.info)
+		// paid for it, ~7% of the daemon's CPU under cube stress. The
+		// 100th percentile is the highest value of the highest non-empty
+		// bucket, as Max is.
+		q := t.hist.ValueAtPercentilesSlice([]float64{50, 99, 100})
+		s.Latency = engine.Latency{Count: n, P50: time.Duration(q[0]), P99: time.Duration(q[1]), Max: time.Duration(q[2])}
 	}
 	return s
 }
