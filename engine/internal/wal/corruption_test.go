@@ -327,3 +327,35 @@ func TestEncryption(t *testing.T) {
 		}
 	})
 }
+
+// TestCorruptionBeforeALaterSync: records appended behind one sync carry
+// no proof of each other, but a record appended after that sync proves
+// them all synced, so damage to one of them is corruption, not a torn
+// tail, however many records of the group lie between (a server that
+// commits many clients' writes behind one sync makes such groups).
+// Break it caught: recovery looking only at the first valid record after
+// the damage (records 43 and 44, appended before the sync) and cutting
+// 42..45 as a torn tail.
+func TestCorruptionBeforeALaterSync(t *testing.T) {
+	fsys := vfs.NewMem()
+	opts := wal.Options{FS: fsys, Dir: "w", Sync: wal.SyncNone, SegmentSize: fixedSeg(nil), NoPreallocate: true}
+	l, _, _ := open(t, opts, 0)
+	for i := uint64(1); i <= 44; i++ {
+		if _, err := l.Append(fixedPayload(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(fixedPayload(45)); err != nil {
+		t.Fatal(err)
+	}
+	closeLog(t, l)
+	flip(t, fsys, segOf("w", 42), recOff(nil, 42)+50)
+	_, err := wal.Verify(fsys, "w", nil, nil)
+	var ce *base.CorruptionError
+	if !errors.As(err, &ce) || ce.Offset != recOff(nil, 42) || !strings.Contains(ce.Error(), "validates") {
+		t.Fatalf("Verify: %v, want corruption of record 42 proven by record 45", err)
+	}
+}

@@ -165,6 +165,11 @@ func scan(fs vfs.FS, dir string, c *crypt.Cipher, after uint64, replay func(uint
 		// later record validates and says the bad spot had been synced
 		// when it was appended; anywhere else it is corruption.
 		later, loff := findValid(buf, off+1, h.salt, expected, h.firstLSN)
+		// Records appended before one sync say nothing of each other; a
+		// record appended after that sync does, so look past them.
+		for loff >= 0 && later.synced < expected {
+			later, loff = findValid(buf, loff+later.size, h.salt, later.lsn+1, h.firstLSN)
+		}
 		if tampered {
 			// A crash cannot make a checksum valid: not a torn write.
 			corrupt(int64(off), "%s", bad)
