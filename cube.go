@@ -256,6 +256,17 @@ func (db *DB) Eval(ctx context.Context, ns, script string, args []byte) (Complet
 // saying so.
 func (db *DB) Session(ns string) *Session { return (*Session)(db.reg.Session(ns)) }
 
+// Durable reports whether the log position until, from
+// Namespace.UpdateDeferred or GetDeferred, is as durable as the sync mode
+// promises.
+func (db *DB) Durable(until uint64) bool { return db.eng.Durable(until) }
+
+// WaitDurable waits until Durable(until). It fails if ctx is done first, or
+// with an error wrapping ErrFailed if the log failed.
+func (db *DB) WaitDurable(ctx context.Context, until uint64) error {
+	return db.eng.WaitDurable(ctx, until)
+}
+
 // Stats returns the store's statistics and every program's telemetry.
 func (db *DB) Stats() Stats {
 	return Stats{Store: db.StoreInfo(), Programs: db.reg.All()}

@@ -61,6 +61,9 @@ var (
 	ErrRepairable = engine.ErrRepairable
 	// ErrTxDone: the transaction was used after its function returned.
 	ErrTxDone = engine.ErrTxDone
+	// ErrBusy: Namespace.UpdateDeferred found another transaction
+	// writing to the namespace; it does not wait (Update does).
+	ErrBusy = engine.ErrBusy
 )
 
 // CorruptionError reports damaged bytes on disk: which file, at what byte

@@ -79,6 +79,24 @@ func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) error {
 	return ns.e().Update(ctx, func(tx *engine.Tx) error { return fn((*Tx)(tx)) })
 }
 
+// UpdateDeferred runs fn and commits as Update does, but returns without
+// waiting for durability. Nothing fn saw or wrote, its error included, may
+// leave the caller before DB.Durable(until) is true or
+// DB.WaitDurable(ctx, until) returns nil: that promise is the caller's. It
+// is for servers that gather many clients' commits behind one log sync
+// without a goroutine each (cube's daemon does). It does not wait for
+// another writer either: if a transaction holds the namespace it returns
+// ErrBusy at once, and fn does not run.
+func (ns *Namespace) UpdateDeferred(fn func(*Tx) error) (until uint64, err error) {
+	return ns.e().UpdateDeferred(func(tx *engine.Tx) error { return fn((*Tx)(tx)) })
+}
+
+// GetDeferred is Get without its wait for durability: the value, or the
+// ErrNotFound, must not leave the caller before DB.Durable(until).
+func (ns *Namespace) GetDeferred(c []int32) (v []byte, until uint64, err error) {
+	return ns.e().GetDeferred(c)
+}
+
 // View runs fn in a read-only transaction on a consistent snapshot of the
 // namespace. Views never block writers and writers never block views.
 // Everything fn sees is durable.

@@ -305,6 +305,19 @@ func (db *DB) waitDurable(ctx context.Context, lsn uint64) error {
 	return nil
 }
 
+// Durable reports whether the write at lsn is as durable as the sync mode
+// promises: in SyncAlways once a log sync covered it, in the other modes
+// at once. See Namespace.UpdateDeferred.
+func (db *DB) Durable(lsn uint64) bool {
+	return db.opts.Sync != SyncAlways || lsn <= db.log.Synced()
+}
+
+// WaitDurable waits until Durable(lsn). It fails if ctx is done first or
+// the log failed (an error wrapping ErrFailed).
+func (db *DB) WaitDurable(ctx context.Context, lsn uint64) error {
+	return db.waitVisible(ctx, lsn)
+}
+
 // waitVisible lets a reader that saw the write at lsn go on once that
 // write cannot be lost. Only SyncAlways promises that; the other modes
 // trade it away with their loss window.

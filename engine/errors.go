@@ -55,6 +55,9 @@ var (
 	ErrNoStore = errors.New("engine: no store")
 	// ErrTxDone: the transaction was used after its function returned.
 	ErrTxDone = errors.New("engine: transaction has finished")
+	// ErrBusy: UpdateDeferred found another transaction writing to the
+	// namespace; it does not wait (use Update, which does).
+	ErrBusy = errors.New("engine: namespace busy with another write transaction; use Update to wait for it")
 	// ErrCorruption: bytes on disk are not what the engine wrote. Every
 	// corruption error matches it; the file and offset are in the
 	// *CorruptionError it comes with.

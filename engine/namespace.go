@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -274,26 +275,16 @@ func (ns *Namespace) Delete(ctx context.Context, c []int32) (bool, error) {
 // Get returns the value at c, or an error wrapping ErrNotFound. The
 // returned slice must not be modified.
 func (ns *Namespace) Get(ctx context.Context, c []int32) ([]byte, error) {
-	if err := checkCoord(c, ns.dims); err != nil {
+	v, until, err := ns.GetDeferred(c)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	k := toPkey(c)
-	ns.mu.RLock()
-	s, ok := ns.idx.live[k]
-	last := ns.lastLSN.Load()
-	ns.mu.RUnlock()
-	if !ok {
-		// Not seeing a write is an observation too: wait for whatever
-		// deleted it (or anything else) to be durable.
-		if err := ns.db.waitVisible(ctx, last); err != nil {
-			return nil, err
-		}
-		return nil, ErrNotFound
+	// Not seeing a write is an observation too: wait for whatever
+	// deleted it (or anything else) to be durable.
+	if werr := ns.db.waitVisible(ctx, until); werr != nil {
+		return nil, werr
 	}
-	if err := ns.db.waitVisible(ctx, s.lsn); err != nil {
-		return nil, err
-	}
-	return s.val, nil
+	return v, err
 }
 
 // Update runs fn in a read-write transaction and commits its writes
@@ -307,12 +298,52 @@ func (ns *Namespace) Get(ctx context.Context, c []int32) ([]byte, error) {
 // lets the panic go on) only once everything fn could see is durable, on
 // the error paths too. If that wait fails (ctx is done, the log failed),
 // Update returns the wait's error instead of fn's.
-func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) (err error) {
+func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) error {
 	if rp := ns.db.replicator(); rp != nil {
 		return ns.updateReplicated(ctx, rp, fn)
 	}
-	ns.wmu.Lock()
-	locked := true
+	until, committed, err := ns.update(ctx, fn, false)
+	if committed {
+		// Covers what fn read: until is past tx.lsn.
+		return ns.db.waitDurable(ctx, until)
+	}
+	// Break caught by TestFailedUpdateWaitsForWhatItRead: returning err
+	// here without this wait.
+	if werr := ns.db.waitVisible(ctx, until); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// UpdateDeferred runs fn and commits its writes as Update does, but
+// returns without waiting for the commit to be durable. Nothing fn saw or
+// wrote (its error included) may leave the caller before DB.Durable(until)
+// is true or DB.WaitDurable(ctx, until) returns nil: that is the caller's
+// promise, and what lets a server gather many clients' commits behind one
+// log sync without a goroutine per client. It does not wait for another
+// writer either: if a transaction holds the namespace, it returns ErrBusy
+// at once and fn does not run. Under a Replicator it is Update (the commit
+// is durable when it returns) and until is 0.
+func (ns *Namespace) UpdateDeferred(fn func(*Tx) error) (until uint64, err error) {
+	if rp := ns.db.replicator(); rp != nil {
+		return 0, ns.updateReplicated(context.Background(), rp, fn)
+	}
+	if !ns.wmu.TryLock() {
+		return 0, ErrBusy
+	}
+	until, _, err = ns.update(context.Background(), fn, true)
+	return until, err
+}
+
+// update is Update up to its wait. It returns the LSN that must be durable
+// before anything fn saw or wrote may leave — the commit's when it
+// committed, else the snapshot's fn read — and whether it committed.
+// The caller may hold wmu already (locked).
+func (ns *Namespace) update(ctx context.Context, fn func(*Tx) error, locked bool) (until uint64, committed bool, err error) {
+	if !locked {
+		ns.wmu.Lock()
+		locked = true
+	}
 	unlock := func() {
 		if locked {
 			ns.wmu.Unlock()
@@ -321,7 +352,7 @@ func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) (err error)
 	}
 	defer unlock()
 	if err := ns.alive(); err != nil {
-		return err
+		return 0, false, err
 	}
 	tx := &Tx{ns: ns, writable: true, lsn: ns.lastLSN.Load()}
 	defer func() { tx.done = true }()
@@ -341,21 +372,31 @@ func (ns *Namespace) Update(ctx context.Context, fn func(*Tx) error) (err error)
 	if ferr == nil && tx.nops > 0 {
 		if ferr = ns.alive(); ferr == nil {
 			lsn, err := ns.commit(tx.enc.b)
-			unlock()
 			if err == nil {
-				// Covers what fn read: lsn is past tx.lsn.
-				return ns.db.waitDurable(ctx, lsn)
+				return lsn, true, nil
 			}
 			ferr = err
 		}
 	}
-	unlock()
-	// Break caught by TestFailedUpdateWaitsForWhatItRead: returning ferr
-	// here without this wait.
-	if err := ns.db.waitVisible(ctx, tx.lsn); err != nil {
-		return err
+	return tx.lsn, false, ferr
+}
+
+// GetDeferred is Get without the wait: the value (or ErrNotFound) must not
+// leave the caller before DB.Durable(until), as with UpdateDeferred.
+func (ns *Namespace) GetDeferred(c []int32) (v []byte, until uint64, err error) {
+	if err := checkCoord(c, ns.dims); err != nil {
+		return nil, 0, err
 	}
-	return ferr
+	k := toPkey(c)
+	ns.mu.RLock()
+	s, ok := ns.idx.live[k]
+	last := ns.lastLSN.Load()
+	ns.mu.RUnlock()
+	if !ok {
+		// Not seeing a write is an observation too (see Get).
+		return nil, last, ErrNotFound
+	}
+	return s.val, s.lsn, nil
 }
 
 // View runs fn in a read-only transaction on a consistent snapshot of the
