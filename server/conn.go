@@ -46,6 +46,11 @@ type conn struct {
 	ahead   []byte
 	peerEOF bool
 	wt      watcher
+	// lc is the connection's state while the event loop serves it (nil
+	// once a goroutine does; see loop). Then writes commit without
+	// waiting and until is the log position the replies in w wait for.
+	lc    *loopConn
+	until uint64
 }
 
 // deadlineKind names the limit a read deadline enforces, for the message
@@ -78,7 +83,9 @@ func newConn(s *Server, nc net.Conn, tcp bool) *conn {
 	return c
 }
 
-func (c *conn) serve(ctx context.Context) {
+// serve reads, runs and replies until the connection ends. buf holds
+// bytes already read (from the event loop), or is nil.
+func (c *conn) serve(ctx context.Context, buf []byte) {
 	// The connection's context is cancelled when the client closes the
 	// connection while a long command runs (see watch).
 	ctx, cancel := context.WithCancel(ctx)
@@ -91,7 +98,9 @@ func (c *conn) serve(ctx context.Context) {
 		// A stranger's requests are small; see maxPreAuthRequest.
 		bufSize = maxPreAuthRequest
 	}
-	buf := make([]byte, 0, bufSize)
+	if cap(buf) < bufSize {
+		buf = append(make([]byte, 0, bufSize), buf...)
+	}
 	start := 0
 	// pending is when the server began waiting for the rest of the
 	// request at the front of buf (zero: buf holds no partial request).
@@ -289,7 +298,12 @@ func (c *conn) flush() bool {
 // namespace (PUT, DEL, LINK, UNLINK) commit as one transaction, so that a
 // pipeline of N writes costs one log sync instead of N; their replies,
 // like every write's, are written only after the commit is durable.
-func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) {
+//
+// Under the event loop it returns early, with the number of commands
+// run: when the replies pass flushAt (the loop writes them and comes
+// back), or when a write would wait for another transaction (busy: the
+// command at ran did not run, and a goroutine takes the connection).
+func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) (ran int, busy bool) {
 	for i := 0; i < len(cmds); {
 		cmd := c.s.lookup(cmds[i][0])
 		if cmd != nil && cmd.prep != nil && c.authed {
@@ -302,39 +316,62 @@ func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) {
 				j++
 			}
 			if j-i > 1 {
-				c.runWrites(ctx, cmds[i:j])
+				if c.runWrites(ctx, cmds[i:j]) {
+					return i, true
+				}
 				i = j
+				if c.lc != nil && c.w.Len() > flushAt {
+					return i, false
+				}
 				continue
 			}
 		}
-		c.run(ctx, cmd, cmds[i])
+		if c.run(ctx, cmd, cmds[i]) {
+			return i, true
+		}
 		i++
+		if c.lc != nil && c.w.Len() > flushAt {
+			return i, false
+		}
 		if c.w.Len() > flushAt && !c.flush() {
 			c.quit = true
 		}
 		if c.quit {
-			return
+			return i, false
 		}
 	}
+	return len(cmds), false
 }
 
-// run runs one command and appends its reply.
-func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
+// update commits a command's write: under the event loop without waiting
+// (the reply waits in w until c.until is durable), else as ns.Update.
+func (c *conn) update(ctx context.Context, ns *cube.Namespace, fn func(*cube.Tx) error) error {
+	if c.lc == nil {
+		return ns.Update(ctx, fn)
+	}
+	until, err := ns.UpdateDeferred(fn)
+	c.until = max(c.until, until)
+	return err
+}
+
+// run runs one command and appends its reply. It reports busy, having
+// done nothing, when the event loop's write would wait (see runBatch).
+func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool) {
 	start := time.Now()
 	if cmd == nil && !c.authed {
 		// A stranger is not told which commands exist.
 		c.w.Error(errorText(errNoAuth))
-		return
+		return false
 	}
 	if cmd == nil {
 		c.s.stats.unknown.Add(1)
 		c.w.Error(unknownText(args))
-		return
+		return false
 	}
 	if err := c.check(cmd, args); err != nil {
 		c.w.Error(errorText(err))
-		c.s.stats.record(cmd, time.Since(start), true)
-		return
+		c.record(cmd, start, true)
+		return false
 	}
 	watching := watched(cmd) && c.watch()
 	cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
@@ -345,7 +382,11 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 		var ns *cube.Namespace
 		ns, op, err = cmd.prep(&cl)
 		if err == nil {
-			err = ns.Update(ctx, func(tx *cube.Tx) error { return op(tx, &c.w) })
+			err = c.update(ctx, ns, func(tx *cube.Tx) error { return op(tx, &c.w) })
+			if errors.Is(err, cube.ErrBusy) {
+				c.w.B = c.w.B[:mark]
+				return true
+			}
 		}
 	} else {
 		err = cmd.run(&cl)
@@ -354,15 +395,16 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) {
 		c.w.B = c.w.B[:mark]
 		c.w.Error(errorText(err))
 	}
-	d := time.Since(start)
-	c.s.stats.record(cmd, d, err != nil)
+	c.record(cmd, start, err != nil)
 	if watching && c.unwatch() {
-		c.peerGone(cmd, d)
+		c.peerGone(cmd, time.Since(start))
 	}
+	return false
 }
 
-// runWrites runs consecutive writes to one namespace as one transaction.
-func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
+// runWrites runs consecutive writes to one namespace as one transaction;
+// busy as for run.
+func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) (busy bool) {
 	start := time.Now()
 	type item struct {
 		cmd *Command
@@ -390,7 +432,7 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
 	mark := c.w.Len()
 	var err error
 	if ops > 0 {
-		err = ns.Update(ctx, func(tx *cube.Tx) error {
+		err = c.update(ctx, ns, func(tx *cube.Tx) error {
 			for _, it := range items {
 				if it.err != nil {
 					c.w.Error(errorText(it.err))
@@ -414,7 +456,10 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
 			c.w.Error(errorText(it.err))
 		}
 	}
-	d := time.Since(start)
+	if errors.Is(err, cube.ErrBusy) {
+		c.w.B = c.w.B[:mark]
+		return true
+	}
 	if err != nil {
 		c.w.B = c.w.B[:mark]
 	}
@@ -426,8 +471,28 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) {
 				c.w.Error(errorText(err))
 			}
 		}
-		c.s.stats.record(it.cmd, d, err != nil || it.err != nil)
+		c.record(it.cmd, start, err != nil || it.err != nil)
 	}
+	return false
+}
+
+// record counts a command in the statistics: now, or under the event loop
+// once its reply is written (after the log sync it waits for), so that a
+// write's latency includes its durability either way.
+func (c *conn) record(cmd *Command, start time.Time, failed bool) {
+	if c.lc != nil {
+		c.lc.stats = append(c.lc.stats, doneCmd{cmd, start, failed})
+		return
+	}
+	c.s.stats.record(cmd, time.Since(start), failed)
+}
+
+// doneCmd is a command run under the event loop whose reply is not yet
+// written.
+type doneCmd struct {
+	cmd    *Command
+	start  time.Time
+	failed bool
 }
 
 // isFatal reports errors after which a transaction must not commit.

@@ -92,6 +92,10 @@ type Options struct {
 	// that is not the leader (with the redirect it gives) and the
 	// CLUSTER.* commands reach it. See package server/cluster.
 	Cluster Cluster
+	// NoEventLoop serves every Unix socket connection from a goroutine of
+	// its own, as TCP connections are served, instead of from the event
+	// loop (Linux only; see loop). For comparison and diagnosis.
+	NoEventLoop bool
 	// Version is reported by HELLO and INFO.
 	Version string
 	// Logger receives connection errors and lifecycle notices; nil
@@ -155,6 +159,7 @@ type Server struct {
 
 	lns      []net.Listener
 	unixPath string
+	loop     *loop // serves Unix socket connections (nil: goroutines do)
 
 	token [sha256.Size]byte // digest of Options.AuthToken
 	auth  authGate
@@ -282,6 +287,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	// at shutdown are allowed to finish.
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
+	if s.unixPath != "" && s.o.Cluster == nil && !s.o.NoEventLoop {
+		// Under --cluster a write waits for Raft, not the log: it keeps a
+		// goroutine per connection.
+		s.loop = newLoop(s, hard)
+	}
 	var wg sync.WaitGroup
 	for _, ln := range s.lns {
 		_, tcp := ln.(*net.TCPListener)
@@ -299,9 +309,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	// Wake connections blocked reading; they finish what they hold.
 	s.mu.Lock()
 	for c := range s.conns {
-		c.nc.SetReadDeadline(time.Now())
+		if c.nc != nil {
+			c.nc.SetReadDeadline(time.Now())
+		}
 	}
 	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.startDrain()
+	}
 	deadline := time.NewTimer(s.o.DrainTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
@@ -322,11 +337,19 @@ func (s *Server) Serve(ctx context.Context) error {
 			cancelHard()
 			s.mu.Lock()
 			for c := range s.conns {
-				c.nc.Close()
+				if c.nc != nil {
+					c.nc.Close()
+				}
 			}
 			s.mu.Unlock()
+			if s.loop != nil {
+				s.loop.kill()
+			}
 		}
 		break
+	}
+	if s.loop != nil {
+		s.loop.wait()
 	}
 	if s.o.AfterDrain != nil {
 		s.o.AfterDrain()
@@ -389,18 +412,24 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, tcp bool) {
 		}
 		s.mu.Unlock()
 		s.stats.accepted.Add(1)
+		if !tcp && s.loop != nil && s.loop.add(c, nc) {
+			continue
+		}
 		go func() {
-			defer func() {
-				s.mu.Lock()
-				delete(s.conns, c)
-				if tcp {
-					s.nTCP--
-				}
-				s.mu.Unlock()
-			}()
-			c.serve(ctx)
+			defer s.forget(c)
+			c.serve(ctx, nil)
 		}()
 	}
+}
+
+// forget removes a closed connection from the server's set.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	if c.tcp {
+		s.nTCP--
+	}
+	s.mu.Unlock()
 }
 
 // clients returns the number of open connections.

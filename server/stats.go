@@ -41,6 +41,8 @@ type serverStats struct {
 	byCmd map[*Command]*cmdStat
 
 	accepted, rejected, timedOut, protoErrors, unknown, cancelled, authFailures atomic.Int64
+	// handedOff counts connections the event loop gave to a goroutine.
+	handedOff atomic.Int64
 
 	reg        *prometheus.Registry
 	progRuns   *prometheus.CounterVec
@@ -81,6 +83,8 @@ func newServerStats(s *Server) *serverStats {
 			func() float64 { return float64(st.accepted.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_rejected_total", Help: "Connections refused (max clients, shutting down)."},
 			func() float64 { return float64(st.rejected.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_handed_off_total", Help: "Unix socket connections the event loop handed to a goroutine (their first slow command)."},
+			func() float64 { return float64(st.handedOff.Load()) }),
 		newStoreCollector(s),
 	)
 	if s.o.Cluster != nil {

@@ -24,6 +24,7 @@ type serveCommand struct {
 	*env
 	listen, authFile, metrics, syncMode  string
 	maxClients, maxUnix                  int
+	noEventLoop                          bool
 	idle, unixIdle, reqTimeout, authTime time.Duration
 	maxEvalTimeout                       time.Duration
 	maxEvalMemory                        int64
@@ -87,6 +88,8 @@ TRYAGAIN while no leader is known; INFO cluster shows how stale it is.`,
 	f.DurationVar(&c.maxEvalTimeout, "max-eval-timeout", server.DefaultMaxEvalTimeout, "longest TIMEOUT an EVAL may ask for")
 	f.Int64Var(&c.maxEvalMemory, "max-eval-memory", server.DefaultMaxEvalMemory>>20, "largest MEMORY (MiB) an EVAL may ask for")
 	f.BoolVar(&c.jsInProcess, "js-in-process", false, "run JavaScript inside the daemon (only for code you trust: its memory and time limits are then best effort)")
+	f.BoolVar(&c.noEventLoop, "no-event-loop", false, "serve each Unix socket connection from a goroutine, as TCP ones, instead of the event loop (for comparison)")
+	f.MarkHidden("no-event-loop")
 	c.cluster.add(f)
 	return cmd
 }
@@ -180,7 +183,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		RequestTimeout: c.reqTimeout, AuthTimeout: c.authTime,
 		MaxEvalTimeout: c.maxEvalTimeout, MaxEvalMemory: c.maxEvalMemory << 20,
 		Version: version(), Logger: log,
-		Cluster: clusterOf(node),
+		Cluster: clusterOf(node), NoEventLoop: c.noEventLoop,
 	})
 	if err != nil {
 		closeStore()
