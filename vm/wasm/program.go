@@ -37,7 +37,8 @@ type Program struct {
 	runs sync.Pool // *runState, see newRun
 
 	mu     sync.Mutex
-	idle   []*instance // vm.Reuse only
+	idle   []*instance // vm.Reuse, or vm.Fresh with reset
+	reset  *resetPlan  // vm.Fresh, a stateless module: instances are reset for the next run, not closed
 	spare  *instance   // vm.Fresh only: Compile's trial instance, never run (see acquire)
 	closed bool
 }
@@ -45,10 +46,11 @@ type Program struct {
 var _ vm.Program = (*Program)(nil)
 
 type instance struct {
-	m    api.Module
-	run  api.Function
-	flag api.MutableGlobal // the stop flag (see runState.arm)
-	init *vm.Guard         // a spare's: what its _initialize counted and logged
+	m       api.Module
+	run     api.Function
+	flag    api.MutableGlobal // the stop flag (see runState.arm)
+	counter api.MutableGlobal // the stack counter (see stackErr)
+	init    *vm.Guard         // a spare's: what its _initialize counted and logged
 }
 
 // instantiate makes a new instance in its initial state: start function
@@ -61,6 +63,7 @@ func (p *Program) instantiate(rs *runState) (*instance, error) {
 	}
 	in := &instance{m: m, run: m.ExportedFunction("run")}
 	in.flag = m.ExportedGlobal(p.stop).(api.MutableGlobal)
+	in.counter = m.ExportedGlobal(p.counter).(api.MutableGlobal)
 	if p.hasInit {
 		rs.arm(in.flag)
 		err := m.ExportedFunction("_initialize").CallWithStack(rs, rs.stack[:])
@@ -101,9 +104,10 @@ func (p *Program) acquire(rs *runState) (*instance, error) {
 }
 
 // release closes a Fresh instance, or parks a healthy Reuse one for the
-// next run.
+// next run, or a healthy Fresh one that p.reset can put back in its
+// initial state.
 func (p *Program) release(in *instance, healthy bool) {
-	if healthy && p.lim.Isolation == vm.Reuse {
+	if healthy && (p.lim.Isolation == vm.Reuse || p.reset != nil && p.reset.reset(in)) {
 		p.mu.Lock()
 		if !p.closed {
 			p.idle = append(p.idle, in)

@@ -137,7 +137,7 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 		return nil, &vm.Error{Kind: vm.KindBadModule, Msg: err.Error(), Err: err}
 	}
 	p.counter, p.stop, p.yield = inst.Counter, inst.Stop, inst.Yield
-	if err := p.compile(ctx, inst.Module); err != nil {
+	if err := p.compile(ctx, inst.Module, instrument.Stateless(code)); err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
 	}
@@ -152,7 +152,9 @@ func (s *Sandbox) Compile(ctx context.Context, code []byte, lim vm.Limits) (vm.P
 	return p, nil
 }
 
-func (p *Program) compile(ctx context.Context, code []byte) error {
+// compile compiles code, the rewritten module; stateless is what
+// instrument.Stateless says of the module as written.
+func (p *Program) compile(ctx context.Context, code []byte, stateless bool) error {
 	cm, err := p.rt.CompileModule(ctx, code)
 	if err != nil {
 		if strings.Contains(err.Error(), "over limit") {
@@ -206,6 +208,11 @@ func (p *Program) compile(ctx context.Context, code []byte) error {
 	}
 	switch {
 	case p.lim.Isolation == vm.Reuse:
+		p.idle = append(p.idle, m)
+	case stateless && !p.hasInit:
+		// Nothing ran in it: its memory is every instance's initial
+		// memory, and it is the first run's.
+		p.reset = newResetPlan(m)
 		p.idle = append(p.idle, m)
 	case !rs.outside:
 		// The first run takes it (see acquire). Not one whose

@@ -259,6 +259,44 @@ func TestFirstRunInstance(t *testing.T) {
 	}
 }
 
+// TestResetIsolation: a Fresh program of a stateless module reuses its
+// instances, reset, and no run sees what an earlier one did to its
+// memory: not a plain word, not a word a data segment sets, not a
+// memory.grow (that instance is closed), whether the earlier run
+// succeeded, returned a guest error or trapped. (Modules with tables or
+// mutable globals are not reset: see the root package's TestIsolation.)
+// Breaks caught: reset without clearing the memory (run 2 saw word
+// 0xc0ffee); reset without copying the data segment's bytes back (run 2
+// saw data 0); reset ignoring the memory's size (the run after a
+// memory.grow saw 2 pages).
+func TestResetIsolation(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "memstate", vm.Limits{})
+	h := vmtest.NewHost(1)
+	const word, data, pages = 0, 0x74696e69, 1 // "init"
+	prev := "none"
+	for i, args := range []string{"", "", "g", "", "ge", "", "get", "", ""} {
+		res, err := p.Run(ctx, h, []byte(args))
+		before := prev
+		prev = args
+		switch len(args) {
+		case 2:
+			wantKind(t, err, vm.KindGuest)
+			continue
+		case 3:
+			wantKind(t, err, vm.KindTrap)
+			continue
+		}
+		if err != nil || len(res.Output) != 12 {
+			t.Fatalf("run %d: %v %v", i, res.Output, err)
+		}
+		w, d, n := binary.LittleEndian.Uint32(res.Output), binary.LittleEndian.Uint32(res.Output[4:]), binary.LittleEndian.Uint32(res.Output[8:])
+		if w != word || d != data || n != pages {
+			t.Errorf("run %d (after args %q) started from word 0x%x, data 0x%x, %d pages; want 0x%x, 0x%x, %d", i, before, w, d, n, word, data, pages)
+		}
+	}
+}
+
 func TestCancel(t *testing.T) {
 	s := newSandbox(t)
 	p := compile(t, s, "loop", vm.Limits{Timeout: 10 * time.Second})
