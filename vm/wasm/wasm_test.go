@@ -3,6 +3,7 @@ package wasm_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -293,6 +294,41 @@ func TestResetIsolation(t *testing.T) {
 		w, d, n := binary.LittleEndian.Uint32(res.Output), binary.LittleEndian.Uint32(res.Output[4:]), binary.LittleEndian.Uint32(res.Output[8:])
 		if w != word || d != data || n != pages {
 			t.Errorf("run %d (after args %q) started from word 0x%x, data 0x%x, %d pages; want 0x%x, 0x%x, %d", i, before, w, d, n, word, data, pages)
+		}
+	}
+}
+
+// TestResetHammer: concurrent runs of a Fresh program whose instances are
+// reset (memstate) each start from the initial memory. Break caught:
+// release parking an instance before resetting it, a runtime.Gosched
+// between (other runs took it dirty: word 0xc0ffee, data "DIRT").
+func TestResetHammer(t *testing.T) {
+	s := newSandbox(t)
+	p := compile(t, s, "memstate", vm.Limits{})
+	workers, runs := 8, 300
+	if testing.Short() {
+		runs = 50
+	}
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			h := vmtest.NewHost(1)
+			for range runs {
+				res, err := p.Run(ctx, h, nil)
+				if err == nil && (len(res.Output) != 12 || binary.LittleEndian.Uint32(res.Output) != 0 || binary.LittleEndian.Uint32(res.Output[4:]) != 0x74696e69) {
+					err = fmt.Errorf("a run started from %x", res.Output)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }
