@@ -48,6 +48,7 @@ const InterruptFDEnv = "CUBE_JSPROC_INTERRUPT_FD"
 // the grace instead.
 func Serve(r io.Reader, w io.Writer) error {
 	signal.Ignore(os.Interrupt)
+	r, w = workerPipe(r), workerPipe(w)
 	s := &server{
 		sb:    js.New(js.Options{}),
 		progs: map[string]vm.Program{},
