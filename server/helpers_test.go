@@ -45,8 +45,14 @@ func startServer(tb testing.TB, o server.Options) *testServer {
 // is always SyncNone).
 func startServerDB(tb testing.TB, do cube.Options, o server.Options) *testServer {
 	tb.Helper()
-	dir := tb.TempDir()
 	do.Engine.Sync = cube.SyncNone
+	return startServerSync(tb, do, o)
+}
+
+// startServerSync is startServerDB in do's own sync mode.
+func startServerSync(tb testing.TB, do cube.Options, o server.Options) *testServer {
+	tb.Helper()
+	dir := tb.TempDir()
 	db, err := cube.Open(dir, do)
 	if err != nil {
 		tb.Fatal(err)
