@@ -3,11 +3,13 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server"
 	"github.com/cubelinux/cube/server/internal/resp"
 )
@@ -74,4 +76,44 @@ func FuzzCommands(f *testing.F) {
 	if conn != nil {
 		conn.Close()
 	}
+}
+
+// FuzzRawStream: any bytes a client sends on the Unix socket, then half
+// closing, get replies and an end of stream (never a hang), and the
+// daemon goes on serving others. The bytes reach the event loop's parser
+// and scheduling (partial requests, pipelines, inline commands, slow
+// commands that hand the connection to a goroutine).
+func FuzzRawStream(f *testing.F) {
+	for _, seed := range []string{
+		"PING\r\n", "*3\r\n$3\r\nGET\r\n$1\r\nn\r\n$1\r\n1\r\n", "*1\r\n$-1\r\n",
+		"*4\r\n$3\r\nPUT\r\n$1\r\nn\r\n$1\r\n1\r\n$1000000000\r\n", "PUT n 1 x\r\nGET n 1\r\nREGION n 0 9\r\nGET n 1\r\n",
+		"\r\n\r\n", "QUIT\r\nPING\r\n", "*2\r\n$4\r\nPING\r\n", "PUT n 1", "*100000\r\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	ts := startServer(f, server.Options{})
+	if _, err := ts.db.CreateNamespace(context.Background(), "n", cube.NamespaceOptions{Dims: 1}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := net.Dial("unix", ts.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		go func() {
+			c.Write(b)
+			c.(*net.UnixConn).CloseWrite()
+		}()
+		if _, err := io.Copy(io.Discard, c); err != nil {
+			t.Fatalf("no end of stream after the client half-closed: %v", err)
+		}
+		p := dialRaw(t, "unix", ts.sock)
+		p.Write([]byte("PING\r\n"))
+		if got := p.reply(t); got != "+PONG" {
+			t.Fatalf("PING after the stream: %s", got)
+		}
+		p.Close()
+	})
 }
