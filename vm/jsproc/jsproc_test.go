@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/cubelinux/cube/vm"
@@ -109,5 +110,42 @@ func TestManyPrograms(t *testing.T) {
 				t.Fatalf("round %d, program %d: %q, %v", round, i, res.Output, err)
 			}
 		}
+	}
+}
+
+// TestWorkersStayWithinMax hammers a pool of two workers from eight
+// goroutines: no more than two worker processes may ever start while
+// none dies.
+//
+// Break seen caught: put freeing the run slot before the worker was back
+// in the idle list (the order before): a run that took the slot in
+// between found the list empty and started a third worker.
+func TestWorkersStayWithinMax(t *testing.T) {
+	p := newPool(t, jsproc.Options{MaxWorkers: 2})
+	h := vmtest.NewHost(2)
+	prg := compile(t, p, `function run(a) { return a }`, vm.Limits{})
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range n {
+				if _, err := prg.Run(context.Background(), h, []byte("x")); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.Started > 2 || st.Killed+st.OOM+st.Crashed != 0 {
+		t.Fatalf("%+v: want at most 2 workers started for MaxWorkers 2", st)
 	}
 }

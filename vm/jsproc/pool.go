@@ -203,16 +203,20 @@ func (p *Pool) get(ctx context.Context, key string) (*worker, error) {
 }
 
 // put returns a worker to the idle list, or stops it when it is spent.
+// The worker is back in the list (or gone) before its run slot is freed:
+// freed first, the next get could find the list empty and start a worker
+// past MaxWorkers (under cube stress a third of two, every time).
 func (p *Pool) put(w *worker, keep bool) {
-	<-p.slots
 	p.mu.Lock()
 	if keep && !p.closed && !w.isDead() {
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
+		<-p.slots
 		return
 	}
 	delete(p.all, w)
 	p.mu.Unlock()
+	<-p.slots
 	w.stop()
 	// Start its replacement now, so the next run does not wait for a
 	// process to start (tens of milliseconds).
