@@ -59,7 +59,7 @@ func startWorker(argv, env []string) (*worker, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// The first of ExtraFiles is the child's descriptor 3.
-	cmd.Env = append(append(os.Environ(), env...), InterruptFDEnv+"=3")
+	cmd.Env = append(append(os.Environ(), env...), interruptFDEnv+"=3")
 	cmd.Stdin, cmd.Stdout = inR, outW
 	cmd.ExtraFiles = []*os.File{intR}
 	w := &worker{cmd: cmd, in: inW, intr: intW, stderr: &tail{max: 4 << 10}, exited: make(chan struct{}), progs: map[string]bool{}}

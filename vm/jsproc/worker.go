@@ -27,10 +27,10 @@ const dataSlack = 32 << 20
 // maxCachedPrograms bounds the compiled programs one worker keeps.
 const maxCachedPrograms = 256
 
-// InterruptFDEnv names the environment variable through which the pool
+// interruptFDEnv names the environment variable through which the pool
 // tells a worker which of its file descriptors carries interrupts (see
 // Serve).
-const InterruptFDEnv = "CUBE_JSPROC_INTERRUPT_FD"
+const interruptFDEnv = "CUBE_JSPROC_INTERRUPT_FD"
 
 // Serve is the worker side: it reads requests from r and writes messages
 // to w until r ends, running each request in this process. It is meant to
@@ -42,7 +42,7 @@ const InterruptFDEnv = "CUBE_JSPROC_INTERRUPT_FD"
 // its host calls: a request handed from a reader goroutine to a runner
 // woke a second thread for every message, about a third of the context
 // switches of a short run. The pool's interrupts (a caller that gave up)
-// come on a pipe of their own, the descriptor named by InterruptFDEnv,
+// come on a pipe of their own, the descriptor named by interruptFDEnv,
 // each the number of the request it stops; without one, a run that is
 // computing cannot be interrupted, and the pool kills its worker after
 // the grace instead.
@@ -64,7 +64,7 @@ func Serve(r io.Reader, w io.Writer) error {
 	runtime.GC()
 	lowerPriority()
 	s.base, s.baseHeap, s.data = dataSize(), heapInUse(), newDataMeter()
-	if f := interruptPipe(os.Getenv(InterruptFDEnv)); f != nil {
+	if f := interruptPipe(os.Getenv(interruptFDEnv)); f != nil {
 		go s.readInterrupts(f)
 	}
 	// Say we are ready: the pool times requests from here, not from exec.
