@@ -9,7 +9,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/cubelinux/cube/server/internal/resp"
@@ -34,10 +33,8 @@ import (
 type loop struct {
 	s   *Server
 	ctx context.Context
-	ep  int      // epoll
-	epf *os.File // ep in Go's poller: the loop waits there, parked
-	epc syscall.RawConn
-	efd int // eventfd: wakes the loop
+	ep  int // epoll
+	efd int // eventfd: wakes epoll_wait
 
 	conns map[int32]*conn // by fd; the loop's own
 	held  []*conn         // connections whose replies wait for the log
@@ -93,32 +90,8 @@ func newLoop(s *Server, ctx context.Context) *loop {
 		unix.Close(efd)
 		return nil
 	}
-	// The loop waits for its epoll set to be ready in Go's own poller
-	// (an epoll set is itself pollable), so that it parks like any
-	// goroutine rather than block its thread in epoll_wait, which the
-	// scheduler would take its P from, again and again.
-	var epc syscall.RawConn
-	if err := unix.SetNonblock(ep, true); err != nil {
-		unix.Close(ep)
-		unix.Close(efd)
-		s.o.Logger.Warn("event loop unavailable; a goroutine serves each connection", "err", err)
-		return nil
-	}
-	epf := os.NewFile(uintptr(ep), "cube-epoll")
-	epc, err = epf.SyscallConn()
-	if err == nil {
-		// Not pollable (no deadline support) means Go's poller does not
-		// watch it, and the loop would spin.
-		err = epf.SetReadDeadline(time.Time{})
-	}
-	if err != nil {
-		epf.Close()
-		unix.Close(efd)
-		s.o.Logger.Warn("event loop unavailable; a goroutine serves each connection", "err", err)
-		return nil
-	}
 	l := &loop{
-		s: s, ctx: ctx, ep: ep, epf: epf, epc: epc, efd: efd,
+		s: s, ctx: ctx, ep: ep, efd: efd,
 		conns:   map[int32]*conn{},
 		wantCh:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -214,22 +187,17 @@ func (l *loop) wait() {
 
 func (l *loop) run() {
 	defer close(l.done)
-	defer l.epf.Close()
+	defer unix.Close(l.ep)
 	evs := make([]unix.EpollEvent, 256)
 	next := time.Now().Add(l.tick)
 	for {
-		// What is ready now, else park until the set is readable or
-		// the next deadline check.
+		// What is ready now, else wait until something is or the next
+		// deadline check. (Parking in Go's poller on the epoll fd, an
+		// epoll set inside Go's own, lost wake-ups here: the loop then
+		// ran once a tick.)
 		n, err := pollNow(l.ep, evs)
 		if n == 0 && err == nil {
-			l.epf.SetReadDeadline(next)
-			rerr := l.epc.Read(func(uintptr) bool {
-				n, err = pollNow(l.ep, evs)
-				return n > 0 || err != nil
-			})
-			if rerr != nil && !errors.Is(rerr, os.ErrDeadlineExceeded) {
-				err = rerr
-			}
+			n, err = unix.EpollWait(l.ep, evs, int(max(time.Until(next), 0)/time.Millisecond)+1)
 		}
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			l.s.o.Logger.Error("event loop: epoll_wait", "err", err)
@@ -238,9 +206,12 @@ func (l *loop) run() {
 		}
 		for _, e := range evs[:max(n, 0)] {
 			if e.Fd == int32(l.efd) {
+				// Drain, then allow the next wake-up: the other order
+				// lets a wake-up between the two be drained with this one
+				// and leaves woken set with nothing to wake the loop.
 				var b [8]byte
+				rawRead(l.efd, b[:])
 				l.woken.Store(false)
-				unix.Read(l.efd, b[:])
 				continue
 			}
 			c := l.conns[e.Fd]
