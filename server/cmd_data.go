@@ -30,15 +30,7 @@ func cmdGet(cl *call) error {
 	if err != nil {
 		return err
 	}
-	var v []byte
-	if cl.c.lc != nil {
-		// The event loop holds the reply until what it saw is durable.
-		var until uint64
-		v, until, err = ns.GetDeferred(cs[0])
-		cl.c.until = max(cl.c.until, until)
-	} else {
-		v, err = ns.Get(cl.ctx, cs[0])
-	}
+	v, err := cl.c.get(cl.ctx, ns, cs[0])
 	if errors.Is(err, cube.ErrNotFound) {
 		cl.w.Null()
 		return nil

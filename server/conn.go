@@ -354,6 +354,17 @@ func (c *conn) update(ctx context.Context, ns *cube.Namespace, fn func(*cube.Tx)
 	return err
 }
 
+// get reads a value: under the event loop without waiting (the reply
+// waits in w until what the read saw is durable), else as ns.Get.
+func (c *conn) get(ctx context.Context, ns *cube.Namespace, at []int32) ([]byte, error) {
+	if c.lc == nil {
+		return ns.Get(ctx, at)
+	}
+	v, until, err := ns.GetDeferred(at)
+	c.until = max(c.until, until)
+	return v, err
+}
+
 // run runs one command and appends its reply. It reports busy, having
 // done nothing, when the event loop's write would wait (see runBatch).
 func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool) {

@@ -192,9 +192,7 @@ func (l *loop) run() {
 	next := time.Now().Add(l.tick)
 	for {
 		// What is ready now, else wait until something is or the next
-		// deadline check. (Parking in Go's poller on the epoll fd, an
-		// epoll set inside Go's own, lost wake-ups here: the loop then
-		// ran once a tick.)
+		// deadline check (RATIONALE.md says why not Go's poller).
 		n, err := pollNow(l.ep, evs)
 		if n == 0 && err == nil {
 			n, err = unix.EpollWait(l.ep, evs, int(max(time.Until(next), 0)/time.Millisecond)+1)
@@ -616,18 +614,23 @@ func (l *loop) timeout(c *conn, kind deadlineKind) {
 	}
 }
 
-// close closes the connection and forgets it.
-func (l *loop) close(c *conn) {
+// detach takes the connection out of the loop, its descriptor still open.
+func (l *loop) detach(c *conn) {
 	lc := c.lc
-	if lc.gone {
-		return
-	}
 	lc.gone = true
 	if lc.events != 0 {
 		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, lc.fd, nil)
 	}
-	unix.Close(lc.fd)
 	delete(l.conns, int32(lc.fd))
+}
+
+// close closes the connection and forgets it.
+func (l *loop) close(c *conn) {
+	if c.lc.gone {
+		return
+	}
+	l.detach(c)
+	unix.Close(c.lc.fd)
 	c.closeSession()
 	l.s.forget(c)
 }
@@ -651,11 +654,7 @@ func (l *loop) closeAll() {
 // goroutine first sends the replies the loop holds, once they are durable.
 func (l *loop) handOff(c *conn) {
 	lc := c.lc
-	lc.gone = true
-	if lc.events != 0 {
-		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, lc.fd, nil)
-	}
-	delete(l.conns, int32(lc.fd))
+	l.detach(c)
 	f := os.NewFile(uintptr(lc.fd), "cube-conn")
 	nc, err := net.FileConn(f)
 	f.Close()
@@ -665,11 +664,7 @@ func (l *loop) handOff(c *conn) {
 		l.s.forget(c)
 		return
 	}
-	buf := lc.in
-	until := c.until
-	for _, d := range lc.stats {
-		l.s.stats.record(d.cmd, time.Since(d.start), d.failed)
-	}
+	buf, until, stats := lc.in, c.until, lc.stats
 	c.lc = nil
 	c.until = 0
 	l.s.mu.Lock()
@@ -681,6 +676,9 @@ func (l *loop) handOff(c *conn) {
 		ctx := l.ctx
 		if c.w.Len() > 0 {
 			if err := l.s.db.WaitDurable(ctx, until); err != nil {
+				for _, d := range stats {
+					c.s.stats.record(d.cmd, time.Since(d.start), true)
+				}
 				c.w.Reset()
 				c.w.Error(errorText(err) + "; closing the connection")
 				c.flush()
@@ -689,7 +687,13 @@ func (l *loop) handOff(c *conn) {
 				return
 			}
 		}
-		if !c.flush() {
+		ok := c.flush()
+		// The held replies' commands count once they are written, as in
+		// the loop.
+		for _, d := range stats {
+			c.s.stats.record(d.cmd, time.Since(d.start), d.failed)
+		}
+		if !ok {
 			c.closeSession()
 			nc.Close()
 			return

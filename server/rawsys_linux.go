@@ -14,22 +14,15 @@ import (
 // the calls (the runtime's monitor thread woke every 20 µs to look for
 // Ps stuck in them).
 
-func rawRead(fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
+func rawRead(fd int, b []byte) (int, error)  { return rawIO(unix.SYS_READ, fd, b) }
+func rawWrite(fd int, b []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, b) }
 
-func rawWrite(fd int, b []byte) (int, error) {
+// rawIO is read(2) or write(2) (trap) of b on fd.
+func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if e != 0 {
 		return 0, e
 	}

@@ -32,17 +32,8 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	var n int
 	var errno syscall.Errno
 	err := p.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			}
-			n, errno = int(r), e
-			return true
-		}
+		n, errno = rawCall(syscall.SYS_READ, fd, b)
+		return errno != syscall.EAGAIN
 	})
 	switch {
 	case err != nil:
@@ -61,17 +52,8 @@ func (p *rawPipe) Write(b []byte) (int, error) {
 		var n int
 		var errno syscall.Errno
 		err := p.rc.Write(func(fd uintptr) bool {
-			for {
-				r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[done])), uintptr(len(b)-done))
-				switch e {
-				case syscall.EINTR:
-					continue
-				case syscall.EAGAIN:
-					return false
-				}
-				n, errno = int(r), e
-				return true
-			}
+			n, errno = rawCall(syscall.SYS_WRITE, fd, b[done:])
+			return errno != syscall.EAGAIN
 		})
 		if err != nil {
 			return done, err
@@ -82,6 +64,17 @@ func (p *rawPipe) Write(b []byte) (int, error) {
 		done += n
 	}
 	return done, nil
+}
+
+// rawCall is read(2) or write(2) (trap) of b, a non-empty slice, on fd,
+// retried when a signal interrupts it.
+func rawCall(trap, fd uintptr, b []byte) (int, syscall.Errno) {
+	for {
+		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		if e != syscall.EINTR {
+			return int(r), e
+		}
+	}
 }
 
 // workerPipe makes the worker's end of a pipe (its standard input or
