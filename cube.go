@@ -267,6 +267,15 @@ func (db *DB) WaitDurable(ctx context.Context, until uint64) error {
 	return db.eng.WaitDurable(ctx, until)
 }
 
+// SyncHere makes every write committed so far durable by writing and
+// syncing the log on the calling goroutine, so that Durable is true for
+// every position returned before the call. It is for a server that
+// gathers UpdateDeferred commits from many clients and answers none of
+// them until they are durable: doing the sync itself saves the wake-ups
+// of handing it to the log's writer and waiting. It fails with an error
+// wrapping ErrFailed if the log failed (the store is read-only then).
+func (db *DB) SyncHere() error { return db.eng.SyncHere() }
+
 // Stats returns the store's statistics and every program's telemetry.
 func (db *DB) Stats() Stats {
 	return Stats{Store: db.StoreInfo(), Programs: db.reg.All()}

@@ -486,6 +486,17 @@ func (db *DB) Sync(ctx context.Context) error {
 	return nil
 }
 
+// SyncHere makes every write committed so far durable, writing and
+// syncing the log on the calling goroutine rather than waiting for the
+// log's own writer: for a caller that gathers UpdateDeferred commits and
+// has nothing else to do until they are durable.
+func (db *DB) SyncHere() error {
+	if err := db.log.SyncHere(); err != nil {
+		return db.logFailed(err)
+	}
+	return nil
+}
+
 // Err reports the fatal error that turned the store read-only, if any.
 func (db *DB) Err() error {
 	if p := db.failed.Load(); p != nil {

@@ -207,9 +207,15 @@ func (ns *Namespace) setMeta(k string, e mentry) {
 
 // commit logs rec, applies its ops and returns its LSN. The caller holds
 // wmu.
-func (ns *Namespace) commit(rec []byte) (uint64, error) {
+func (ns *Namespace) commit(rec []byte, deferred bool) (uint64, error) {
 	ns.mu.Lock()
-	lsn, err := ns.db.log.Append(rec)
+	var lsn uint64
+	var err error
+	if deferred {
+		lsn, err = ns.db.log.AppendDeferred(rec)
+	} else {
+		lsn, err = ns.db.log.Append(rec)
+	}
 	if err != nil {
 		ns.mu.Unlock()
 		return 0, ns.db.logFailed(err)
@@ -338,8 +344,10 @@ func (ns *Namespace) UpdateDeferred(fn func(*Tx) error) (until uint64, err error
 // update is Update up to its wait. It returns the LSN that must be durable
 // before anything fn saw or wrote may leave — the commit's when it
 // committed, else the snapshot's fn read — and whether it committed.
-// The caller may hold wmu already (locked).
-func (ns *Namespace) update(ctx context.Context, fn func(*Tx) error, locked bool) (until uint64, committed bool, err error) {
+// Deferred is UpdateDeferred's: the caller holds wmu already and makes
+// the commit durable itself.
+func (ns *Namespace) update(ctx context.Context, fn func(*Tx) error, deferred bool) (until uint64, committed bool, err error) {
+	locked := deferred
 	if !locked {
 		ns.wmu.Lock()
 		locked = true
@@ -371,7 +379,7 @@ func (ns *Namespace) update(ctx context.Context, fn func(*Tx) error, locked bool
 	}
 	if ferr == nil && tx.nops > 0 {
 		if ferr = ns.alive(); ferr == nil {
-			lsn, err := ns.commit(tx.enc.b)
+			lsn, err := ns.commit(tx.enc.b, deferred)
 			if err == nil {
 				return lsn, true, nil
 			}

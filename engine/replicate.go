@@ -229,7 +229,7 @@ func (db *DB) ApplyReplicated(rec []byte) error {
 	if err := ns.alive(); err != nil {
 		return err
 	}
-	_, err = ns.commit(rec)
+	_, err = ns.commit(rec, false)
 	return err
 }
 

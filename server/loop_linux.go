@@ -24,8 +24,10 @@ import (
 // The loop runs only Fast commands. Writes commit without waiting for the
 // log (Namespace.UpdateDeferred) and their replies, with every reply after
 // them on the connection, wait in the connection's buffer until the log
-// is durable up to them; a watcher goroutine wakes the loop when it is, so
-// that every write the loop gathered meanwhile shares that sync. The
+// is durable up to them. Once the loop has run what every ready
+// connection sent, it writes and syncs the log itself (DB.SyncHere), as
+// redis-server does before it sleeps, so that every write gathered in the
+// round shares one sync and no other goroutine has to be woken for it. The
 // first command that is not Fast, or a write that would wait for another
 // transaction (a program running on the namespace), hands the connection
 // to a goroutine for the rest of its life: slow commands, which watch for
@@ -48,11 +50,8 @@ type loop struct {
 	killed  bool    // close everything now
 	stopped bool    // efd is closed
 	woken   atomic.Bool
-	want    atomic.Uint64 // the highest log position a held reply waits for
-	wantCh  chan struct{}
-	failed  atomic.Pointer[error] // the log failed while replies waited
-	done    chan struct{}         // closed when run returns
-	watched chan struct{}         // closed when the watcher returns
+	failed  error         // the log failed while replies waited (the loop's own)
+	done    chan struct{} // closed when run returns
 }
 
 // loopConn is a connection's state while the loop serves it.
@@ -92,10 +91,8 @@ func newLoop(s *Server, ctx context.Context) *loop {
 	}
 	l := &loop{
 		s: s, ctx: ctx, ep: ep, efd: efd,
-		conns:   map[int32]*conn{},
-		wantCh:  make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		watched: make(chan struct{}),
+		conns: map[int32]*conn{},
+		done:  make(chan struct{}),
 	}
 	l.tick = s.o.RequestTimeout
 	l.tick = min(l.tick, s.o.WriteTimeout)
@@ -104,7 +101,6 @@ func newLoop(s *Server, ctx context.Context) *loop {
 	}
 	l.tick = min(max(l.tick/8, 5*time.Millisecond), time.Second)
 	go l.run()
-	go l.watch()
 	return l
 }
 
@@ -176,7 +172,6 @@ func (l *loop) kill() {
 // wait returns once the loop has closed every connection and stopped.
 func (l *loop) wait() {
 	<-l.done
-	<-l.watched
 	l.mu.Lock()
 	if !l.stopped {
 		l.stopped = true
@@ -194,7 +189,7 @@ func (l *loop) run() {
 		// What is ready now, else wait until something is or the next
 		// deadline check (RATIONALE.md says why not Go's poller).
 		n, err := pollNow(l.ep, evs)
-		if n == 0 && err == nil {
+		if n == 0 && err == nil && len(l.held) == 0 {
 			n, err = unix.EpollWait(l.ep, evs, int(max(time.Until(next), 0)/time.Millisecond)+1)
 		}
 		if err != nil && !errors.Is(err, unix.EINTR) {
@@ -226,6 +221,7 @@ func (l *loop) run() {
 		if stop := l.intake(); stop {
 			return
 		}
+		l.syncHeld()
 		l.release()
 		if now := time.Now(); !now.Before(next) {
 			l.sweep(now)
@@ -423,23 +419,24 @@ func (l *loop) process(c *conn) bool {
 }
 
 // hold keeps the connection's replies until the log is durable up to
-// c.until; the watcher wakes the loop when it is.
+// c.until: the loop syncs it before it next waits for events.
 func (l *loop) hold(c *conn) {
 	if !c.lc.isHeld {
 		c.lc.isHeld = true
 		l.held = append(l.held, c)
 	}
-	if c.until > l.want.Load() {
-		l.want.Store(c.until)
-		select {
-		case l.wantCh <- struct{}{}:
-		default:
-		}
-	}
-	if l.failed.Load() != nil {
-		l.wake() // the watcher is gone; release says why
-	}
 	l.interest(c)
+}
+
+// syncHeld makes the log durable up to every held reply, on the loop's
+// own thread: the clients are waiting for that and nothing else.
+func (l *loop) syncHeld() {
+	if len(l.held) == 0 || l.failed != nil {
+		return
+	}
+	if err := l.s.db.SyncHere(); err != nil {
+		l.failed = err
+	}
 }
 
 // release writes the held replies the log has made durable.
@@ -447,7 +444,7 @@ func (l *loop) release() {
 	if len(l.held) == 0 {
 		return
 	}
-	failed := l.failed.Load()
+	failed := l.failed
 	held := l.held
 	l.held = nil
 	var still []*conn
@@ -463,7 +460,7 @@ func (l *loop) release() {
 			// The replies may say OK to writes the log lost: the client
 			// gets the failure instead, and the connection is closed.
 			c.w.Reset()
-			c.w.Error(errorText(*failed) + "; closing the connection")
+			c.w.Error(errorText(failed) + "; closing the connection")
 			c.until = 0
 			c.lc.closing = true
 			l.write(c)
@@ -476,31 +473,6 @@ func (l *loop) release() {
 		}
 	}
 	l.held = append(still, l.held...)
-}
-
-// watch wakes the loop each time the log is durable up to the replies it
-// holds.
-func (l *loop) watch() {
-	defer close(l.watched)
-	var upto uint64
-	for {
-		select {
-		case <-l.wantCh:
-		case <-l.done:
-			return
-		}
-		for t := l.want.Load(); t > upto; t = l.want.Load() {
-			if err := l.s.db.WaitDurable(l.ctx, t); err != nil {
-				if l.ctx.Err() == nil {
-					l.failed.Store(&err)
-					l.wake()
-				}
-				return
-			}
-			upto = t
-			l.wake()
-		}
-	}
 }
 
 // write writes the connection's replies; false if the connection was

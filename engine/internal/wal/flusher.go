@@ -24,6 +24,8 @@ func (l *Log) run() {
 		tick = t.C
 	}
 	ticked := false
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
 	for {
 		l.mu.Lock()
 		for !l.hasWorkLocked(&ticked) {
@@ -34,40 +36,54 @@ func (l *Log) run() {
 			}
 			l.idle = true
 			l.mu.Unlock()
+			// SyncHere may write meanwhile.
+			l.flushMu.Unlock()
 			select {
 			case <-l.kick:
 			case <-tick:
 				ticked = true
 			}
+			l.flushMu.Lock()
 			l.mu.Lock()
 			l.idle = false
 		}
-		buf, brks := l.pending, l.breaks
-		l.pending, l.breaks = l.flushBuf[:0], l.flushBreaks[:0]
-		hi := l.next - 1
 		needSync := l.opts.Sync == SyncAlways || l.closing || ticked || l.syncReq > l.synced.Load()
-		l.mu.Unlock()
-
-		err := l.writeBatch(buf, brks)
-		l.flushBuf, l.flushBreaks = buf[:0], brks[:0]
-		if err == nil {
-			l.written.Store(hi)
-			if needSync {
-				ticked = false
-				if hi > l.synced.Load() {
-					err = l.syncFile()
-				}
-				if err == nil {
-					l.publish(hi)
-				}
-			}
+		if needSync {
+			ticked = false
 		}
-		if err != nil {
+		if err := l.roundLocked(needSync); err != nil {
 			l.fail(err)
 			l.shutdown()
 			return
 		}
 	}
+}
+
+// roundLocked writes everything pending, fdatasyncs it if needSync, and
+// publishes the written and synced LSNs. It is called with flushMu and mu
+// held and unlocks mu.
+func (l *Log) roundLocked(needSync bool) error {
+	buf, brks := l.pending, l.breaks
+	l.pending, l.breaks = l.flushBuf[:0], l.flushBreaks[:0]
+	hi := l.next - 1
+	l.mu.Unlock()
+
+	err := l.writeBatch(buf, brks)
+	l.flushBuf, l.flushBreaks = buf[:0], brks[:0]
+	if err != nil {
+		return err
+	}
+	l.written.Store(hi)
+	if !needSync {
+		return nil
+	}
+	if hi > l.synced.Load() {
+		if err := l.syncFile(); err != nil {
+			return err
+		}
+	}
+	l.publish(hi)
+	return nil
 }
 
 // hasWorkLocked reports whether the flusher has something to do now.
@@ -177,8 +193,9 @@ func (l *Log) fail(err error) {
 	l.mu.Unlock()
 }
 
-// shutdown releases the files when the flusher exits.
+// shutdown releases the files when the flusher exits; flushMu is held.
 func (l *Log) shutdown() {
+	l.shut = true
 	if l.prepping {
 		l.prepStop.Store(true)
 		<-l.prepDone

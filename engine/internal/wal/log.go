@@ -20,6 +20,12 @@ type Log struct {
 	cipher *crypt.Cipher
 	lock   io.Closer
 
+	// flushMu is held by whoever writes and fdatasyncs: the flusher, or
+	// a caller of SyncHere. It guards the fields below "Owned by the
+	// writer" and is taken before mu, never after.
+	flushMu sync.Mutex
+	shut    bool // the files are closed (under flushMu)
+
 	mu      sync.Mutex
 	next    uint64     // LSN the next Append gets
 	pending []byte     // framed records not yet handed to the flusher
@@ -46,7 +52,7 @@ type Log struct {
 	syncs       atomic.Uint64
 	syncedBytes atomic.Uint64
 
-	// Owned by the flusher goroutine.
+	// Owned by the writer: whoever holds flushMu.
 	f           vfs.File
 	fOff        int64
 	flushBuf    []byte
@@ -94,6 +100,18 @@ type Stats struct {
 // # Errors
 // ErrTooLarge, ErrClosed, or an error wrapping ErrFailed once the log failed.
 func (l *Log) Append(payload []byte) (uint64, error) {
+	return l.append(payload, true)
+}
+
+// AppendDeferred is Append for a caller that will make the record durable
+// itself with SyncHere: in SyncAlways it does not wake the flusher, whose
+// round would only race the caller's. A WaitDurable for the record still
+// wakes it, so nothing waits forever if the caller never syncs.
+func (l *Log) AppendDeferred(payload []byte) (uint64, error) {
+	return l.append(payload, false)
+}
+
+func (l *Log) append(payload []byte, kick bool) (uint64, error) {
 	if len(payload) > MaxPayload {
 		return 0, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(payload))
 	}
@@ -120,7 +138,7 @@ func (l *Log) Append(payload []byte) (uint64, error) {
 	l.next++
 	l.pending = appendRecord(l.pending, l.salt, lsn, l.synced.Load(), payload, l.cipher)
 	l.segFill += n
-	if l.idle && (l.opts.Sync == SyncAlways || len(l.pending) >= l.opts.BufferSize) {
+	if l.idle && ((kick && l.opts.Sync == SyncAlways) || len(l.pending) >= l.opts.BufferSize) {
 		l.idle = false
 		l.wake()
 	}
@@ -172,6 +190,11 @@ func (l *Log) waitSynced(ctx context.Context, lsn uint64) error {
 			l.mu.Unlock()
 			return ErrClosed
 		}
+		if l.idle && len(l.pending) > 0 {
+			// Appended without a kick (AppendDeferred).
+			l.idle = false
+			l.wake()
+		}
 		l.waiters = true
 		ch := l.durable
 		l.mu.Unlock()
@@ -209,6 +232,41 @@ func (l *Log) Sync(ctx context.Context) error {
 		return l.Err()
 	}
 	return l.waitSynced(ctx, target)
+}
+
+// SyncHere writes and fdatasyncs everything appended before the call on
+// the calling goroutine, in any sync mode, and returns once it is durable.
+// It is Sync for a caller whose thread has nothing better to do meanwhile
+// (the daemon's event loop, which answers nobody until the sync is done):
+// the flusher's wake-up and the waiter's cost more than the sync itself
+// at one small write per round trip. If the flusher is writing, SyncHere
+// waits for its round and then syncs what is left.
+//
+// # Errors
+// ErrClosed, or an error wrapping ErrFailed once the log failed (a failure
+// here fails the log, as one in the flusher does).
+func (l *Log) SyncHere() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	switch {
+	case l.err != nil:
+		err := l.err
+		l.mu.Unlock()
+		return err
+	case l.shut:
+		l.mu.Unlock()
+		return ErrClosed
+	case l.next-1 <= l.synced.Load():
+		l.mu.Unlock()
+		return nil
+	}
+	if err := l.roundLocked(true); err != nil {
+		l.fail(err)
+		l.wake() // the flusher shuts down on seeing the failure
+		return l.Err()
+	}
+	return nil
 }
 
 // Written returns the highest LSN handed to the OS.
