@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -298,5 +300,63 @@ func TestUnreadRepliesBoundMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestBusyWriteStaysInTheLoop: a loop connection whose write meets a
+// namespace held by another connection's commit waits in the loop for
+// it and is not handed to a goroutine; only the connection that sent a
+// slow command leaves the loop. Break caught: handOffBusy always true
+// (every write that met a commit handed its connection off: under a
+// mixed load the loop emptied one connection at a time).
+func TestBusyWriteStaysInTheLoop(t *testing.T) {
+	ts := startServer(t, server.Options{})
+	makeNamespaces(t, ts, "x")
+	slow := dialRaw(t, "unix", ts.sock)
+	slow.Write([]byte("INFO server\r\n"))
+	if got := slow.reply(t); !strings.Contains(got, "cube") {
+		t.Fatalf("INFO: %.80s", got)
+	}
+	const loopers, each, batches, batch = 4, 300, 60, 100
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		// Pipelined writes commit as one transaction each: the
+		// namespace is held often and for a while.
+		defer wg.Done()
+		var b strings.Builder
+		for i := 0; i < batch; i++ {
+			b.WriteString("PUT x 1 slow\r\n")
+		}
+		for range batches {
+			slow.Write([]byte(b.String()))
+			for range batch {
+				if got := slow.reply(t); got != "+OK" {
+					t.Errorf("slow connection's PUT: %s", got)
+					return
+				}
+			}
+		}
+	}()
+	for w := range loopers {
+		r := dialRaw(t, "unix", ts.sock)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				r.Write([]byte("PUT x " + strconv.Itoa(2+w*each+i) + " fast\r\n"))
+				if got := r.reply(t); got != "+OK" {
+					t.Errorf("loop connection's PUT: %s", got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rec := httptest.NewRecorder()
+	ts.srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := "cube_connections_handed_off_total 1\n"; !strings.Contains(rec.Body.String(), want) {
+		i := strings.LastIndex(rec.Body.String(), "cube_connections_handed_off_total ")
+		t.Errorf("metrics say %q, want %q", rec.Body.String()[i:i+40], want)
 	}
 }

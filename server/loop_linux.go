@@ -40,6 +40,7 @@ type loop struct {
 
 	conns map[int32]*conn // by fd; the loop's own
 	held  []*conn         // connections whose replies wait for the log
+	busy  []*conn         // connections whose next write found its namespace held
 	tick  time.Duration   // how often deadlines are checked
 	cmds  [][][]byte      // parsed commands, reused
 	ends  []int           // where each parsed command ends in lc.in
@@ -64,6 +65,8 @@ type loopConn struct {
 	pending time.Time // when the partial request at the front of in began
 	last    time.Time // the last read, for the idle timeout
 	isHeld  bool      // in loop.held
+	isBusy  bool      // in loop.busy
+	busy    time.Time // when the write at the front first found its namespace held
 	eof     bool      // the client shut down its writing side
 	closing bool      // close once the replies are written (QUIT, a bad request)
 	gone    bool      // closed or handed to a goroutine
@@ -190,7 +193,11 @@ func (l *loop) run() {
 		// deadline check (RATIONALE.md says why not Go's poller).
 		n, err := pollNow(l.ep, evs)
 		if n == 0 && err == nil && len(l.held) == 0 {
-			n, err = unix.EpollWait(l.ep, evs, int(max(time.Until(next), 0)/time.Millisecond)+1)
+			ms := int(max(time.Until(next), 0)/time.Millisecond) + 1
+			if len(l.busy) > 0 {
+				ms = 1 // retry them soon
+			}
+			n, err = unix.EpollWait(l.ep, evs, ms)
 		}
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			l.s.o.Logger.Error("event loop: epoll_wait", "err", err)
@@ -221,6 +228,7 @@ func (l *loop) run() {
 		if stop := l.intake(); stop {
 			return
 		}
+		l.retryBusy()
 		l.syncHeld()
 		l.release()
 		if now := time.Now(); !now.Before(next) {
@@ -412,10 +420,63 @@ func (l *loop) process(c *conn) bool {
 	if cap(lc.in) > 64<<10 && len(lc.in) == 0 {
 		lc.in = make([]byte, 0, 16<<10)
 	}
+	if ran > 0 {
+		lc.busy = time.Time{}
+	}
+	if busy && !l.handOffBusy(c) {
+		slow = false
+	}
 	if slow {
 		l.handOff(c)
 	}
 	return ran > 0 || start > 0
+}
+
+// maxBusyWait is how long the loop goes on retrying a write whose
+// namespace another transaction holds before it hands the connection to
+// a goroutine, which can wait. Another connection's commit holds it for
+// microseconds, but a retry comes a round later, and a round includes
+// the loop's own log sync (2-3 ms were seen); a retry costs a TryLock,
+// so the bound is generous. A program that runs longer than this moves
+// the writer to a goroutine as before.
+const maxBusyWait = 50 * time.Millisecond
+
+// handOffBusy decides for a connection whose next write found its namespace
+// held: true hands it to a goroutine, false keeps it in the loop to be
+// retried next round. A goroutine connection's write holds a namespace
+// only for its commit; were every write that met one handed off, the
+// loop's connections would leave it one by one under a mixed load.
+func (l *loop) handOffBusy(c *conn) bool {
+	lc := c.lc
+	now := time.Now()
+	if lc.busy.IsZero() {
+		lc.busy = now
+	}
+	if now.Sub(lc.busy) >= maxBusyWait {
+		return true
+	}
+	if !lc.isBusy {
+		lc.isBusy = true
+		l.busy = append(l.busy, c)
+	}
+	return false
+}
+
+// retryBusy runs again the connections whose write found its namespace
+// held.
+func (l *loop) retryBusy() {
+	if len(l.busy) == 0 {
+		return
+	}
+	busy := l.busy
+	l.busy = nil
+	for _, c := range busy {
+		if c.lc == nil || c.lc.gone {
+			continue
+		}
+		c.lc.isBusy = false
+		l.step(c)
+	}
 }
 
 // hold keeps the connection's replies until the log is durable up to
