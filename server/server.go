@@ -200,21 +200,29 @@ func New(db *cube.DB, o Options) (*Server, error) {
 		s.byName[c.Name] = c
 	}
 	s.stats = newServerStats(s)
-	if o.Socket != "" {
-		ln, err := listenUnix(o.Socket)
-		if err != nil {
-			return nil, err
-		}
-		s.lns = append(s.lns, ln)
-		s.unixPath = o.Socket
-	}
+	// TCP first: the Unix socket appearing is what scripts and tests
+	// take for "the daemon is up", so every listener must exist by then.
+	var tcp net.Listener
 	if o.Listen != "" {
 		ln, err := net.Listen("tcp", o.Listen)
 		if err != nil {
-			s.closeListeners()
 			return nil, fmt.Errorf("server: listen on %s: %w", o.Listen, err)
 		}
-		s.lns = append(s.lns, ln)
+		tcp = ln
+	}
+	if o.Socket != "" {
+		ln, err := listenUnix(o.Socket)
+		if err != nil {
+			if tcp != nil {
+				tcp.Close()
+			}
+			return nil, err
+		}
+		s.lns = append(s.lns, ln) // first: Addrs relies on it
+		s.unixPath = o.Socket
+	}
+	if tcp != nil {
+		s.lns = append(s.lns, tcp)
 	}
 	return s, nil
 }
