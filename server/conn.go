@@ -302,7 +302,8 @@ func (c *conn) flush() bool {
 // Under the event loop it returns early, with the number of commands
 // run: when the replies pass flushAt (the loop writes them and comes
 // back), or when a write would wait for another transaction (busy: the
-// command at ran did not run, and a goroutine takes the connection).
+// command at ran did not run; the loop retries it, or hands the
+// connection to a goroutine).
 func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) (ran int, busy bool) {
 	for i := 0; i < len(cmds); {
 		cmd := c.s.lookup(cmds[i][0])

@@ -28,10 +28,11 @@ import (
 // connection sent, it writes and syncs the log itself (DB.SyncHere), as
 // redis-server does before it sleeps, so that every write gathered in the
 // round shares one sync and no other goroutine has to be woken for it. The
-// first command that is not Fast, or a write that would wait for another
-// transaction (a program running on the namespace), hands the connection
-// to a goroutine for the rest of its life: slow commands, which watch for
-// the client going away and may take seconds, never stall the loop.
+// first command that is not Fast, or a write that has waited maxBusyWait
+// for another transaction (a program running on the namespace), hands the
+// connection to a goroutine for the rest of its life: slow commands, which
+// watch for the client going away and may take seconds, never stall the
+// loop.
 type loop struct {
 	s   *Server
 	ctx context.Context
@@ -683,7 +684,8 @@ func (l *loop) closeAll() {
 }
 
 // handOff gives the connection to a goroutine for the rest of its life:
-// its next command is not Fast, or would wait for another writer. The
+// its next command is not Fast, or its write has waited maxBusyWait for
+// another writer. The
 // goroutine first sends the replies the loop holds, once they are durable.
 func (l *loop) handOff(c *conn) {
 	lc := c.lc
