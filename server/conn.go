@@ -51,6 +51,8 @@ type conn struct {
 	// waiting and until is the log position the replies in w wait for.
 	lc    *loopConn
 	until uint64
+	// cl is the call a command runs with (see run).
+	cl call
 }
 
 // deadlineKind names the limit a read deadline enforces, for the message
@@ -369,7 +371,7 @@ func (c *conn) get(ctx context.Context, ns *cube.Namespace, at []int32) ([]byte,
 // run runs one command and appends its reply. It reports busy, having
 // done nothing, when the event loop's write would wait (see runBatch).
 func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool) {
-	start := time.Now()
+	start := c.clock()
 	if cmd == nil && !c.authed {
 		// A stranger is not told which commands exist.
 		c.w.Error(errorText(errNoAuth))
@@ -386,13 +388,17 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool)
 		return false
 	}
 	watching := watched(cmd) && c.watch()
-	cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
+	// The connection's own call, reused: one allocation less per
+	// command. Nothing keeps it past the command (a write's op runs
+	// before update returns).
+	cl := &c.cl
+	*cl = call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
 	mark := c.w.Len()
 	var err error
 	if cmd.prep != nil {
 		var op txOp
 		var ns *cube.Namespace
-		ns, op, err = cmd.prep(&cl)
+		ns, op, err = cmd.prep(cl)
 		if err == nil {
 			err = c.update(ctx, ns, func(tx *cube.Tx) error { return op(tx, &c.w) })
 			if errors.Is(err, cube.ErrBusy) {
@@ -401,7 +407,7 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool)
 			}
 		}
 	} else {
-		err = cmd.run(&cl)
+		err = cmd.run(cl)
 	}
 	if err != nil {
 		c.w.B = c.w.B[:mark]
@@ -417,7 +423,7 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool)
 // runWrites runs consecutive writes to one namespace as one transaction;
 // busy as for run.
 func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) (busy bool) {
-	start := time.Now()
+	start := c.clock()
 	type item struct {
 		cmd *Command
 		op  txOp
@@ -497,6 +503,33 @@ func (c *conn) record(cmd *Command, start time.Time, failed bool) {
 		return
 	}
 	c.s.stats.record(cmd, time.Since(start), failed)
+}
+
+// clock is when a command starts, for its latency. Under the event loop
+// it is when its batch was parsed, which every command of a pipeline
+// shares: they arrived together, and one clock read per batch instead of
+// one per command is a tenth of a pipelined GET's CPU on a VM.
+func (c *conn) clock() time.Time {
+	if c.lc != nil {
+		return c.lc.parsed
+	}
+	return time.Now()
+}
+
+// recordDone counts commands whose replies left at now. A run of one
+// command with one start (a pipeline's) counts at once.
+func recordDone(st *serverStats, done []doneCmd, now time.Time) {
+	for i := 0; i < len(done); {
+		d := done[i]
+		j, failed := i, int64(0)
+		for ; j < len(done) && done[j].cmd == d.cmd && done[j].start.Equal(d.start); j++ {
+			if done[j].failed {
+				failed++
+			}
+		}
+		st.recordN(d.cmd, now.Sub(d.start), int64(j-i), failed)
+		i = j
+	}
 }
 
 // doneCmd is a command run under the event loop whose reply is not yet

@@ -72,6 +72,7 @@ type loopConn struct {
 	closing bool      // close once the replies are written (QUIT, a bad request)
 	gone    bool      // closed or handed to a goroutine
 	stats   []doneCmd // commands whose replies are in c.w, for the statistics
+	parsed  time.Time // when the batch being run was parsed: its commands' start
 }
 
 // newLoop starts the event loop for s, or returns nil if epoll is not
@@ -393,6 +394,7 @@ func (l *loop) process(c *conn) bool {
 	}
 	ran, busy := 0, false
 	if k > 0 {
+		lc.parsed = time.Now()
 		ran, busy = c.runBatch(l.ctx, l.cmds[:k])
 		if ran < k {
 			// Stopped early: the rest is parsed again next time.
@@ -563,10 +565,7 @@ func (l *loop) write(c *conn) bool {
 	lc.out = 0
 	lc.blocked = time.Time{}
 	if len(lc.stats) > 0 {
-		now := time.Now()
-		for _, d := range lc.stats {
-			l.s.stats.record(d.cmd, now.Sub(d.start), d.failed)
-		}
+		recordDone(l.s.stats, lc.stats, time.Now())
 		lc.stats = lc.stats[:0]
 	}
 	if cap(c.w.B) > 4*flushAt {
@@ -711,9 +710,10 @@ func (l *loop) handOff(c *conn) {
 		ctx := l.ctx
 		if c.w.Len() > 0 {
 			if err := l.s.db.WaitDurable(ctx, until); err != nil {
-				for _, d := range stats {
-					c.s.stats.record(d.cmd, time.Since(d.start), true)
+				for i := range stats {
+					stats[i].failed = true
 				}
+				recordDone(c.s.stats, stats, time.Now())
 				c.w.Reset()
 				c.w.Error(errorText(err) + "; closing the connection")
 				c.flush()
@@ -725,9 +725,7 @@ func (l *loop) handOff(c *conn) {
 		ok := c.flush()
 		// The held replies' commands count once they are written, as in
 		// the loop.
-		for _, d := range stats {
-			c.s.stats.record(d.cmd, time.Since(d.start), d.failed)
-		}
+		recordDone(c.s.stats, stats, time.Now())
 		if !ok {
 			c.closeSession()
 			nc.Close()
