@@ -99,6 +99,13 @@ func newNamespace(db *DB, id uint64, name string, o NamespaceOptions) (*Namespac
 // Name returns the namespace's name.
 func (ns *Namespace) Name() string { return ns.name }
 
+// Dropped reports whether the namespace was dropped (DropNamespace, a
+// replicated drop, or a Restore, which drops every namespace first). On a
+// handle kept past its drop, writes and transactions fail with
+// ErrNoNamespace, and DB.Namespace finds the name's new namespace, if
+// one was created since. A handle not dropped is its name's namespace.
+func (ns *Namespace) Dropped() bool { return ns.dropped.Load() }
+
 // Dims returns the number of dimensions of its coordinates.
 func (ns *Namespace) Dims() int { return ns.dims }
 

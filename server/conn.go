@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"time"
+	"weak"
 
 	"github.com/cubelinux/cube"
 	"github.com/cubelinux/cube/server/internal/resp"
@@ -53,6 +54,26 @@ type conn struct {
 	until uint64
 	// cl is the call a command runs with (see run).
 	cl call
+	// The last command and namespace this connection named (see lookup
+	// and call.ns).
+	cmdName []byte
+	cmdHit  *Command
+	nsName  []byte
+	nsHit   weak.Pointer[cube.Namespace]
+}
+
+// lookup is Server.lookup with the connection's last answer kept: a
+// client sends one command again and again, and each command was looked
+// up three times on its way through the loop.
+func (c *conn) lookup(name []byte) *Command {
+	if c.cmdHit != nil && string(name) == string(c.cmdName) {
+		return c.cmdHit
+	}
+	cmd := c.s.lookup(name)
+	if cmd != nil {
+		c.cmdName, c.cmdHit = append(c.cmdName[:0], name...), cmd
+	}
+	return cmd
 }
 
 // deadlineKind names the limit a read deadline enforces, for the message
@@ -308,12 +329,12 @@ func (c *conn) flush() bool {
 // connection to a goroutine).
 func (c *conn) runBatch(ctx context.Context, cmds [][][]byte) (ran int, busy bool) {
 	for i := 0; i < len(cmds); {
-		cmd := c.s.lookup(cmds[i][0])
+		cmd := c.lookup(cmds[i][0])
 		if cmd != nil && cmd.prep != nil && c.authed {
 			j := i + 1
 			for j < len(cmds) && len(cmds[i]) > 1 && len(cmds[j]) > 1 &&
 				bytes.Equal(cmds[j][1], cmds[i][1]) {
-				if nc := c.s.lookup(cmds[j][0]); nc == nil || nc.prep == nil {
+				if nc := c.lookup(cmds[j][0]); nc == nil || nc.prep == nil {
 					break
 				}
 				j++
@@ -433,7 +454,7 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) (busy bool) {
 	var ns *cube.Namespace
 	ops := 0
 	for k, args := range cmds {
-		cmd := c.s.lookup(args[0])
+		cmd := c.lookup(args[0])
 		items[k].cmd = cmd
 		if err := c.check(cmd, args); err != nil {
 			items[k].err = err

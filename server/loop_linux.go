@@ -384,7 +384,7 @@ func (l *loop) process(c *conn) bool {
 			start += n
 			continue
 		}
-		if cmd := l.s.lookup(a[0]); cmd != nil && cmd.Flags&Fast == 0 {
+		if cmd := c.lookup(a[0]); cmd != nil && cmd.Flags&Fast == 0 {
 			slow = true
 			break
 		}
