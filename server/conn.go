@@ -106,16 +106,22 @@ func newConn(s *Server, nc net.Conn, tcp bool) *conn {
 	return c
 }
 
-// serve reads, runs and replies until the connection ends. buf holds
-// bytes already read (from the event loop), or is nil.
-func (c *conn) serve(ctx context.Context, buf []byte) {
+// serve reads, runs and replies until the connection ends, or until it
+// goes back to the event loop (true; see backToLoop). buf holds bytes
+// already read (from the event loop), or is nil.
+func (c *conn) serve(ctx context.Context, buf []byte) (back bool) {
 	// The connection's context is cancelled when the client closes the
 	// connection while a long command runs (see watch).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.wt.cancel = cancel
-	defer c.nc.Close()
-	defer c.closeSession()
+	nc := c.nc
+	defer func() {
+		if !back {
+			nc.Close()
+			c.closeSession()
+		}
+	}()
 	bufSize := 16 << 10
 	if !c.authed {
 		// A stranger's requests are small; see maxPreAuthRequest.
@@ -130,12 +136,15 @@ func (c *conn) serve(ctx context.Context, buf []byte) {
 	// It is set once per request, so trickling bytes never extends the
 	// request's deadline.
 	var pending time.Time
+	// fast: the last batch run was only Fast commands.
+	fast := false
 	for {
 		// Run every complete command already received, in order. Before
 		// AUTH they run one at a time, so that the commands after an AUTH
 		// are parsed with the limits of an authenticated connection.
 		k := 0
 		more := false
+		allFast := true
 		for {
 			if k > 0 && !c.authed {
 				more = true
@@ -165,10 +174,14 @@ func (c *conn) serve(ctx context.Context, buf []byte) {
 			}
 			start += n
 			if len(a) > 0 {
+				if cmd := c.lookup(a[0]); cmd == nil || cmd.Flags&Fast == 0 {
+					allFast = false
+				}
 				k++
 			}
 		}
 		if k > 0 {
+			fast = allFast
 			c.runBatch(ctx, c.cmds[:k])
 			if !c.flush() {
 				return
@@ -195,6 +208,9 @@ func (c *conn) serve(ctx context.Context, buf []byte) {
 			buf = append(buf, c.ahead...)
 			c.ahead = c.ahead[:0]
 			continue
+		}
+		if fast && len(buf) == 0 && c.backToLoop() {
+			return true
 		}
 		if len(buf) == cap(buf) {
 			if !c.authed {
@@ -229,6 +245,31 @@ func (c *conn) serve(ctx context.Context, buf []byte) {
 			return
 		}
 	}
+}
+
+// backToLoop gives a Unix socket connection that a goroutine serves back
+// to the event loop, which serves Fast commands for less CPU, and whose
+// writes share the loop's log syncs instead of waking the log's flusher
+// for their own (a connection that sent one NS.CREATE and then wrote
+// stayed a goroutine's, and its syncs raced the loop's). Its caller has
+// just run a batch of Fast commands and holds nothing unread: the next
+// request is the loop's to read. False if there is no loop to go back
+// to, or it is winding down.
+func (c *conn) backToLoop() bool {
+	if c.s.loop == nil || c.tcp || c.peerEOF || c.quit || c.s.draining.Load() {
+		return false
+	}
+	// The next goroutine to serve it (another slow command) sets its
+	// own deadlines on a new net.Conn.
+	c.rdl, c.wdl, c.rdlFor = time.Time{}, time.Time{}, noDeadline
+	// Counted first: once added, the loop may answer the client before
+	// this goroutine runs again.
+	c.s.stats.handedBack.Add(1)
+	if !c.s.loop.add(c, c.nc) {
+		c.s.stats.handedBack.Add(-1)
+		return false
+	}
+	return true
 }
 
 // readDeadline sets the deadline of the next read: the earliest of the

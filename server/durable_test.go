@@ -360,3 +360,40 @@ func TestBusyWriteStaysInTheLoop(t *testing.T) {
 		t.Errorf("metrics say %q, want %q", rec.Body.String()[i:i+40], want)
 	}
 }
+
+// TestConnectionComesBackToTheLoop: a connection handed to a goroutine for
+// a slow command goes back to the event loop at its next batch of Fast
+// commands, keeping its EVAL session, and can be handed off again. Breaks
+// seen failing: backToLoop returning false at once (handed off 1 time,
+// want 2); backToLoop closing the session as the goroutine's end does
+// (twice is not defined).
+func TestConnectionComesBackToTheLoop(t *testing.T) {
+	ts := startServer(t, server.Options{})
+	makeNamespaces(t, ts, "x")
+	r := dialRaw(t, "unix", ts.sock)
+	say := func(req, want string) {
+		t.Helper()
+		r.Write([]byte(req + "\r\n"))
+		if got := r.reply(t); got != want {
+			t.Fatalf("%s: got %q, want %q", req, got, want)
+		}
+	}
+	say(`EVAL x "function twice(v) { return 2 * v }; 1"`, "$1") // handed off
+	say("PUT x 1 a", "+OK")                                     // back
+	say("GET x 1", "$a")                                        // in the loop
+	say(`EVAL x "twice(21)"`, "$42")                            // handed off again
+	say("PUT x 2 b", "+OK")                                     // back again
+	say("GET x 2", "$b")                                        // answered by the loop
+	metrics := func() string {
+		rec := httptest.NewRecorder()
+		ts.srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	for _, want := range []string{"cube_connections_handed_off_total 2\n", "cube_connections_handed_back_total 2\n"} {
+		if m := metrics(); !strings.Contains(m, want) {
+			name := want[:strings.IndexByte(want, ' ')+1]
+			i := strings.LastIndex(m, name)
+			t.Errorf("metrics say %q, want %q", m[i:i+len(want)], want)
+		}
+	}
+}

@@ -132,13 +132,24 @@ func (l *loop) add(c *conn, nc net.Conn) bool {
 		unix.Close(fd)
 		return false
 	}
-	nc.Close()
 	l.s.mu.Lock()
 	c.nc = nil
 	l.s.mu.Unlock()
-	now := time.Now()
-	c.lc = &loopConn{fd: fd, in: make([]byte, 0, 16<<10), last: now}
 	l.mu.Lock()
+	if l.drain || l.killed {
+		// A goroutine's connection coming back (backToLoop) while the
+		// loop winds down: it stays with its goroutine, which drains it.
+		// Refused under mu, so a connection added is one the loop's
+		// intake sees before it can return.
+		l.mu.Unlock()
+		unix.Close(fd)
+		l.s.mu.Lock()
+		c.nc = nc
+		l.s.mu.Unlock()
+		return false
+	}
+	nc.Close()
+	c.lc = &loopConn{fd: fd, in: make([]byte, 0, 16<<10), last: time.Now()}
 	l.added = append(l.added, c)
 	l.mu.Unlock()
 	l.wake()
@@ -682,10 +693,11 @@ func (l *loop) closeAll() {
 	}
 }
 
-// handOff gives the connection to a goroutine for the rest of its life:
-// its next command is not Fast, or its write has waited maxBusyWait for
-// another writer. The
-// goroutine first sends the replies the loop holds, once they are durable.
+// handOff gives the connection to a goroutine: its next command is not
+// Fast, or its write has waited maxBusyWait for another writer. The
+// goroutine first sends the replies the loop holds, once they are
+// durable, and gives the connection back once it has run a batch of Fast
+// commands and nothing more waits (see backToLoop).
 func (l *loop) handOff(c *conn) {
 	lc := c.lc
 	l.detach(c)
@@ -706,7 +718,12 @@ func (l *loop) handOff(c *conn) {
 	l.s.mu.Unlock()
 	l.s.stats.handedOff.Add(1)
 	go func() {
-		defer l.s.forget(c)
+		back := false // the connection went back to the loop
+		defer func() {
+			if !back {
+				l.s.forget(c)
+			}
+		}()
 		ctx := l.ctx
 		if c.w.Len() > 0 {
 			if err := l.s.db.WaitDurable(ctx, until); err != nil {
@@ -731,6 +748,6 @@ func (l *loop) handOff(c *conn) {
 			nc.Close()
 			return
 		}
-		c.serve(ctx, buf)
+		back = c.serve(ctx, buf)
 	}()
 }

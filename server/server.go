@@ -424,8 +424,9 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, tcp bool) {
 			continue
 		}
 		go func() {
-			defer s.forget(c)
-			c.serve(ctx, nil)
+			if !c.serve(ctx, nil) {
+				s.forget(c)
+			}
 		}()
 	}
 }

@@ -42,8 +42,9 @@ type serverStats struct {
 	list  []*cmdStat // byCmd's values, in table order
 
 	accepted, rejected, timedOut, protoErrors, unknown, cancelled, authFailures atomic.Int64
-	// handedOff counts connections the event loop gave to a goroutine.
-	handedOff atomic.Int64
+	// handedOff counts the times the event loop gave a connection to a
+	// goroutine, handedBack the times a goroutine gave one back.
+	handedOff, handedBack atomic.Int64
 
 	reg        *prometheus.Registry
 	progRuns   *prometheus.CounterVec
@@ -73,8 +74,10 @@ func newServerStats(s *Server) *serverStats {
 			func() float64 { return float64(st.accepted.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_rejected_total", Help: "Connections refused (max clients, shutting down)."},
 			func() float64 { return float64(st.rejected.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_handed_off_total", Help: "Unix socket connections the event loop handed to a goroutine (their first slow command)."},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_handed_off_total", Help: "Times the event loop handed a Unix socket connection to a goroutine (a slow command, or a write that waited for a running program)."},
 			func() float64 { return float64(st.handedOff.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cube_connections_handed_back_total", Help: "Times a goroutine gave a Unix socket connection back to the event loop (after its slow command, at its next batch of fast ones)."},
+			func() float64 { return float64(st.handedBack.Load()) }),
 		newStoreCollector(s),
 	)
 	if s.o.Cluster != nil {
