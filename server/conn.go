@@ -568,9 +568,10 @@ func (c *conn) record(cmd *Command, start time.Time, failed bool) {
 }
 
 // clock is when a command starts, for its latency. Under the event loop
-// it is when its batch was parsed, which every command of a pipeline
-// shares: they arrived together, and one clock read per batch instead of
-// one per command is a tenth of a pipelined GET's CPU on a VM.
+// it is when the loop's round began (its bytes had arrived by then),
+// which every command read in the round shares: one clock read per round
+// instead of one per command was a tenth of a pipelined GET's CPU on a
+// VM.
 func (c *conn) clock() time.Time {
 	if c.lc != nil {
 		return c.lc.parsed

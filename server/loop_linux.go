@@ -43,6 +43,7 @@ type loop struct {
 	held  []*conn         // connections whose replies wait for the log
 	busy  []*conn         // connections whose next write found its namespace held
 	tick  time.Duration   // how often deadlines are checked
+	now   time.Time       // when the round began: what it reads arrived by then
 	cmds  [][][]byte      // parsed commands, reused
 	ends  []int           // where each parsed command ends in lc.in
 
@@ -72,7 +73,7 @@ type loopConn struct {
 	closing bool      // close once the replies are written (QUIT, a bad request)
 	gone    bool      // closed or handed to a goroutine
 	stats   []doneCmd // commands whose replies are in c.w, for the statistics
-	parsed  time.Time // when the batch being run was parsed: its commands' start
+	parsed  time.Time // its commands' start (see conn.clock)
 }
 
 // newLoop starts the event loop for s, or returns nil if epoll is not
@@ -217,6 +218,7 @@ func (l *loop) run() {
 			l.closeAll()
 			return
 		}
+		l.now = time.Now()
 		for _, e := range evs[:max(n, 0)] {
 			if e.Fd == int32(l.efd) {
 				// Drain, then allow the next wake-up: the other order
@@ -301,7 +303,7 @@ func (l *loop) read(c *conn) {
 	switch {
 	case n > 0:
 		lc.in = lc.in[:len(lc.in)+n]
-		lc.last = time.Now()
+		lc.last = l.now
 	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
 		return
 	case n == 0 && err == nil:
@@ -405,7 +407,7 @@ func (l *loop) process(c *conn) bool {
 	}
 	ran, busy := 0, false
 	if k > 0 {
-		lc.parsed = time.Now()
+		lc.parsed = l.now
 		ran, busy = c.runBatch(l.ctx, l.cmds[:k])
 		if ran < k {
 			// Stopped early: the rest is parsed again next time.
