@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cubelinux/cube/server"
 )
 
 // These tests run real cube daemons, built from ./cmd/cube, as a
@@ -81,6 +83,7 @@ func freePort(t testing.TB) string {
 
 type node struct {
 	id, data, raft, resp string
+	ns                   string // the network namespace it runs in (a netLab's), or ""
 	cmd                  *exec.Cmd
 	log                  *os.File
 }
@@ -89,6 +92,7 @@ type testCluster struct {
 	t     testing.TB
 	nodes []*node
 	extra []string // extra serve flags for every node
+	lab   *netLab  // where the nodes run, or nil: on the machine's loopback
 }
 
 // start starts node n (made with add), joining through join unless it
@@ -102,6 +106,11 @@ func (c *testCluster) start(n *node, join string) {
 	}
 	args = append(args, c.extra...)
 	cmd := exec.Command(binary(c.t), args...)
+	if n.ns != "" {
+		// ip execs the daemon in the namespace: same process, so
+		// signals reach the daemon itself.
+		cmd = exec.Command("ip", append([]string{"netns", "exec", n.ns, binary(c.t)}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "CUBE_AUTH="+token)
 	f, err := os.OpenFile(filepath.Join(filepath.Dir(n.data), n.id+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -128,7 +137,16 @@ func (c *testCluster) start(n *node, join string) {
 
 func (c *testCluster) add() *node {
 	dir := c.t.TempDir()
-	n := &node{id: fmt.Sprintf("n%d", len(c.nodes)+1), data: filepath.Join(dir, "data"), raft: freePort(c.t), resp: freePort(c.t)}
+	n := &node{id: fmt.Sprintf("n%d", len(c.nodes)+1), data: filepath.Join(dir, "data")}
+	if c.lab != nil {
+		// Each namespace has its own ports.
+		i := len(c.nodes)
+		n.ns, n.raft, n.resp = c.lab.spaces[i], c.lab.ip(i)+":7000", c.lab.ip(i)+":6379"
+		sockets.Store(n.resp, filepath.Join(n.data, server.SocketName))
+		c.t.Cleanup(func() { sockets.Delete(n.resp) })
+	} else {
+		n.raft, n.resp = freePort(c.t), freePort(c.t)
+	}
 	c.nodes = append(c.nodes, n)
 	// Cleanups run last registered first: this one before TempDir
 	// removes the node's directory, so that the daemon is dead by then
@@ -166,7 +184,13 @@ func (c *testCluster) dumpLog(n *node) {
 // newCluster starts size nodes: the first bootstraps, the others join
 // through it.
 func newCluster(t testing.TB, size int, extra ...string) *testCluster {
-	c := &testCluster{t: t, extra: extra} // each node's cleanup is add's
+	return newClusterIn(t, nil, size, extra...)
+}
+
+// newClusterIn is newCluster with node i in lab's namespace i (lab nil:
+// all on loopback).
+func newClusterIn(t testing.TB, lab *netLab, size int, extra ...string) *testCluster {
+	c := &testCluster{t: t, extra: extra, lab: lab} // each node's cleanup is add's
 	first := c.add()
 	c.start(first, "")
 	waitLeader(t, first.resp)
@@ -177,8 +201,22 @@ func newCluster(t testing.TB, size int, extra ...string) *testCluster {
 }
 
 func client(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, Password: token, MaxRetries: -1,
+	return redis.NewClient(&redis.Options{Addr: addr, Dialer: dial, Password: token, MaxRetries: -1,
 		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, PoolSize: 4})
+}
+
+// sockets maps a netLab node's client address, which only the lab's
+// namespaces can reach, to its Unix socket, which the tests dial
+// instead.
+var sockets sync.Map
+
+// dial is every test client's dialer.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if p, ok := sockets.Load(addr); ok {
+		network, addr = "unix", p.(string)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
 }
 
 // info returns a node's CLUSTER.INFO as a map.
@@ -361,63 +399,19 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	// Writes go through a follower first: MOVED sends them on.
 	w.leader = c.nodes[1].resp
 
-	var mu sync.Mutex
-	acked := map[int]string{}
-	var unknown int
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k := g*1_000_000 + i
-				v := fmt.Sprintf("v%d-%d", g, i)
-				err := w.do(ctx, "PUT", "r", k, v)
-				mu.Lock()
-				switch err {
-				case nil:
-					acked[k] = v
-				case errUnknown:
-					unknown++
-				default:
-					if ctx.Err() == nil {
-						t.Errorf("write %d: %v", k, err)
-					}
-					mu.Unlock()
-					return
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
-	for count() < 300 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	ws := startWriters(ctx, t, w, "r", 8)
+	ws.waitCount(t, 300, 0)
 	old := c.leaderOf()
 	if old == nil {
 		t.Fatal("no leader")
 	}
-	before := count()
+	before := ws.count()
 	c.kill(old)
 	killed := time.Now()
 	// A new leader takes writes: the acknowledged count grows again.
-	for count() < before+300 {
-		if time.Since(killed) > 20*time.Second {
-			t.Fatalf("no write acknowledged in 20s after the leader was killed (%d before)", before)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Logf("leader %s killed after %d writes; %d more acknowledged %v after the kill", old.id, before, count()-before, time.Since(killed).Round(time.Millisecond))
-	close(stop)
-	wg.Wait()
-	t.Logf("%d writes acknowledged, %d of unknown outcome", len(acked), unknown)
+	ws.waitCount(t, before+300, 20*time.Second)
+	t.Logf("leader %s killed after %d writes; %d more acknowledged %v after the kill", old.id, before, ws.count()-before, time.Since(killed).Round(time.Millisecond))
+	acked := ws.stop()
 	for _, n := range c.nodes {
 		if n != old {
 			waitHas(t, n, "r", acked)
@@ -427,6 +421,83 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	// and catches up.
 	c.start(old, "")
 	waitHas(t, old, "r", acked)
+}
+
+// writers is a set of goroutines that each PUT to keys of their own,
+// one after another, through a writer.
+type writers struct {
+	t       testing.TB
+	ctx     context.Context
+	mu      sync.Mutex
+	acked   map[int]string
+	unknown int
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// startWriters starts n writers on namespace ns (1-D), writer g to keys
+// g*1e6, g*1e6+1, ...
+func startWriters(ctx context.Context, t testing.TB, w *writer, ns string, n int) *writers {
+	ws := &writers{t: t, ctx: ctx, acked: map[int]string{}, done: make(chan struct{})}
+	for g := range n {
+		ws.wg.Add(1)
+		go func() {
+			defer ws.wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-ws.done:
+					return
+				default:
+				}
+				k := g*1_000_000 + i
+				v := fmt.Sprintf("v%d-%d", g, i)
+				err := w.do(ctx, "PUT", ns, k, v)
+				ws.mu.Lock()
+				switch err {
+				case nil:
+					ws.acked[k] = v
+				case errUnknown:
+					ws.unknown++
+				default:
+					if ctx.Err() == nil {
+						t.Errorf("write %d: %v", k, err)
+					}
+					ws.mu.Unlock()
+					return
+				}
+				ws.mu.Unlock()
+			}
+		}()
+	}
+	return ws
+}
+
+// count is how many writes were acknowledged so far.
+func (ws *writers) count() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.acked)
+}
+
+// waitCount waits until n writes were acknowledged, failing the test
+// after limit (0: until the writers' context ends).
+func (ws *writers) waitCount(t testing.TB, n int, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for ws.count() < n {
+		if limit > 0 && time.Since(start) > limit || ws.ctx.Err() != nil {
+			t.Fatalf("%d writes acknowledged, not %d, %v later", ws.count(), n, time.Since(start).Round(time.Millisecond))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stop stops the writers and returns every acknowledged write.
+func (ws *writers) stop() map[int]string {
+	close(ws.done)
+	ws.wg.Wait()
+	ws.t.Logf("%d writes acknowledged, %d of unknown outcome", len(ws.acked), ws.unknown)
+	return ws.acked
 }
 
 // TestClusterSnapshotCatchUp: a node that joins after the leader's log

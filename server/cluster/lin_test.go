@@ -23,7 +23,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var cycles = flag.Int("cluster.cycles", 1, "nemesis cycles of TestLinearizable; each SIGKILLs the leader, then a follower, then SIGSTOPs the leader for 2s (CI runs 1; run long with e.g. -cluster.cycles=20)")
+var (
+	cycles = flag.Int("cluster.cycles", 1, "nemesis cycles of TestLinearizable; each SIGKILLs the leader, then a follower, then SIGSTOPs the leader for 2s (CI runs 1; run long with e.g. -cluster.cycles=20)")
+	nodes  = flag.String("cluster.nodes", "3,5", "cluster sizes TestLinearizable runs on, one after the other; on 5 nodes its nemesis takes down two at a time (run long on 5 with -cluster.nodes=5 -cluster.cycles=20)")
+)
 
 // The register-per-coordinate model of a 1-D namespace: each coordinate
 // is a register, its state the value last put ("" while none is).
@@ -170,7 +173,7 @@ func (l *linClient) conn(addr string) *redis.Client {
 	c, ok := l.clients[addr]
 	if !ok {
 		timeout := cmp.Or(l.timeout, 2*time.Second)
-		c = redis.NewClient(&redis.Options{Addr: addr, Password: token, MaxRetries: -1, PoolSize: 2, DialerRetries: 1,
+		c = redis.NewClient(&redis.Options{Addr: addr, Dialer: dial, Password: token, MaxRetries: -1, PoolSize: 2, DialerRetries: 1,
 			DialTimeout: time.Second, ReadTimeout: timeout, WriteTimeout: timeout})
 		l.clients[addr] = c
 	}
@@ -200,7 +203,10 @@ func (l *linClient) reply(err error) (retry bool) {
 		return true
 	case strings.HasPrefix(msg, "TRYAGAIN") && !strings.Contains(msg, "leadership lost"):
 		// No leader, or one still applying its predecessor's entries:
-		// refused before anything was proposed.
+		// refused before anything was proposed. Try the next node: this
+		// one may be on the small side of a partition, where no leader
+		// will be known until it heals.
+		l.elsewhere()
 		time.Sleep(20 * time.Millisecond)
 		return true
 	case isConnRefused(err):
@@ -295,6 +301,121 @@ type linRun struct {
 	ackAt    atomic.Int64 // h.now() of the return of an acknowledged PUT, lately
 	unknowns atomic.Int64
 	viaAny   bool // Break 1: read from any node
+
+	jmu     sync.Mutex
+	journal map[int]string // acknowledged write-once PUTs
+}
+
+// newLinRun creates the namespace of a run and returns the run, which
+// no client has begun.
+func newLinRun(ctx context.Context, t *testing.T, addrs []string) *linRun {
+	t.Helper()
+	setup := newLinClient(0, addrs)
+	defer setup.close()
+	for {
+		err := setup.conn(setup.leader).Do(ctx, "NS.CREATE", "lin", "DIMS", "1").Err()
+		if err == nil {
+			break
+		}
+		if !setup.reply(err) {
+			t.Fatalf("NS.CREATE: %v", err)
+		}
+	}
+	return &linRun{h: &history{start: time.Now()}, ns: "lin", keys: 5, journal: map[int]string{}}
+}
+
+// linClients is how many clients a run starts.
+const linClients = 6
+
+// start starts the run's clients (ids 0 to linClients-1) and its
+// journal (id 11), and returns what stops them.
+func (r *linRun) start(ctx context.Context, addrs []string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for id := range linClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.client(ctx, id, addrs, done)
+		}()
+	}
+	// A journal: one more client puts write-once coordinates, each of
+	// which, once acknowledged, every node must hold at the end (the
+	// registers' values are overwritten, which hides lost writes once a
+	// later write covers them).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l := newLinClient(11, addrs)
+		defer l.close()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			k, v := 1000+i, fmt.Sprintf("j%d", i)
+			if l.put(ctx, r.ns, k, v) {
+				r.addJournal(k, v)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// addJournal records an acknowledged write-once PUT.
+func (r *linRun) addJournal(k int, v string) {
+	r.jmu.Lock()
+	defer r.jmu.Unlock()
+	r.journal[k] = v
+}
+
+// finish ends a run whose clients stopped, with every node up: it
+// reads each coordinate from the leader, checks the history with
+// porcupine, and waits for every node to hold the final values and
+// every acknowledged journal PUT.
+func (r *linRun) finish(ctx context.Context, t *testing.T, c *testCluster, addrs []string) {
+	t.Helper()
+	final := newLinClient(0, addrs)
+	defer final.close()
+	want := map[int]string{}
+	for k := range r.keys {
+		call := r.h.now()
+		v, ok := final.get(ctx, r.ns, k, r.viaAny)
+		if !ok {
+			t.Fatalf("final read of %d: no answer from the cluster", k)
+		}
+		r.h.add(0, linIn{key: k}, linOut{value: v}, call, r.h.now(), true)
+		want[k] = v
+	}
+	t.Logf("final values, read from the leader at %s: %v", final.leader, want)
+	r.h.closeOpen()
+	puts := 0
+	for _, op := range r.h.ops {
+		if op.Input.(linIn).put {
+			puts++
+		}
+	}
+	t.Logf("history: %d operations (%d PUTs, %d acknowledged, %d operations of unknown outcome) over %d coordinates, %d clients, %d nodes",
+		len(r.h.ops), puts, r.acks.Load(), r.unknowns.Load(), r.keys, linClients, len(c.nodes))
+	r.h.check(t)
+
+	for _, n := range c.nodes {
+		if m, err := info(n.resp); err == nil {
+			t.Logf("%s: role %s term %s commit %s applied %s last snapshot %s", n.id, m["role"], m["term"], m["commit_index"], m["applied_index"], m["last_snapshot_index"])
+		}
+	}
+	r.jmu.Lock()
+	defer r.jmu.Unlock()
+	t.Logf("journal: %d write-once PUTs acknowledged", len(r.journal))
+	for _, n := range c.nodes {
+		waitValues(t, n, r.ns, want)
+		waitHas(t, n, r.ns, r.journal)
+	}
 }
 
 // client runs one client's operations until stop closes.
@@ -358,7 +479,9 @@ func (r *linRun) waitAckAfter(tb testing.TB, t int64) int64 {
 // coordinates of a 1-D namespace on a 3-node cluster, writes and reads
 // going to the leader (following MOVED), and a seventh puts write-once
 // coordinates (a journal), while a nemesis, each cycle
-// (-cluster.cycles):
+// (-cluster.cycles), on 3 nodes and then on 5 (-cluster.nodes; on 5
+// each step below takes down two nodes at once, the one named and a
+// follower):
 //   - SIGKILLs the leader and restarts it on its data;
 //   - SIGKILLs a follower and restarts it once the leader's log was
 //     compacted past it (snapshots every 200 entries here, 50 kept), so
@@ -382,7 +505,7 @@ func (r *linRun) waitAckAfter(tb testing.TB, t int64) int64 {
 // leader's final values and holds every acknowledged journal PUT.
 //
 // Break 1: read from whichever node the client last talked to, without
-// the probe that shows it is the leader (viaAny: true in r below) ->
+// the probe that shows it is the leader (r.viaAny = true below) ->
 // porcupine rejects the history ("porcupine checked 1523 operations in
 // 25ms: Illegal", "not linearizable; see /tmp/cube-lin-….html"): a
 // follower answers, within --max-stale, from a state a few entries
@@ -395,103 +518,93 @@ func (r *linRun) waitAckAfter(tb testing.TB, t int64) int64 {
 // writes (e.g. key 1004)". Break 3: TestLinModelRejects shows the model
 // itself refuses a stale read.
 func TestLinearizable(t *testing.T) {
+	for _, f := range strings.Split(*nodes, ",") {
+		size, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || size < 3 || size%2 == 0 {
+			t.Fatalf("-cluster.nodes=%s: want odd sizes of 3 or more, such as 3,5", *nodes)
+		}
+		t.Run(fmt.Sprintf("nodes=%d", size), func(t *testing.T) { linearizable(t, size) })
+	}
+}
+
+func linearizable(t *testing.T, size int) {
 	// Snapshots every 200 entries, 50 kept after one: a node down for a
 	// second is behind by more and catches up by snapshot.
-	c := newCluster(t, 3, "--raft-snapshot-threshold", "200", "--raft-trailing-logs", "50", "--raft-snapshot-interval", "200ms")
-	addrs := []string{c.nodes[0].resp, c.nodes[1].resp, c.nodes[2].resp}
+	c := newCluster(t, size, "--raft-snapshot-threshold", "200", "--raft-trailing-logs", "50", "--raft-snapshot-interval", "200ms")
+	var addrs []string
+	for _, n := range c.nodes {
+		addrs = append(addrs, n.resp)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+40**cycles)*time.Second)
 	defer cancel()
-	setup := newLinClient(0, addrs)
-	defer setup.close()
-	for {
-		err := setup.conn(setup.leader).Do(ctx, "NS.CREATE", "lin", "DIMS", "1").Err()
-		if err == nil {
-			break
-		}
-		if !setup.reply(err) {
-			t.Fatalf("NS.CREATE: %v", err)
-		}
-	}
-
-	r := &linRun{h: &history{start: time.Now()}, ns: "lin", keys: 5}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for id := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.client(ctx, id, addrs, stop)
-		}()
-	}
-	// A journal: one more client puts write-once coordinates, each of
-	// which, once acknowledged, every node must hold at the end (the
-	// registers' values are overwritten, which hides lost writes once a
-	// later write covers them).
-	var jmu sync.Mutex
-	journal := map[int]string{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		l := newLinClient(11, addrs)
-		defer l.close()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			k, v := 1000+i, fmt.Sprintf("j%d", i)
-			if l.put(ctx, r.ns, k, v) {
-				jmu.Lock()
-				journal[k] = v
-				jmu.Unlock()
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
+	r := newLinRun(ctx, t, addrs)
+	stop := r.start(ctx, addrs)
 	var failovers []time.Duration
 	settle := func() { r.waitAckAfter(t, r.h.now()) }
 	settle()
+	// Each step takes down as many nodes as leaves a majority: one of
+	// 3, two of 5.
+	down := (len(c.nodes) - 1) / 2
 	for cycle := range *cycles {
 		old := c.leaderOf()
 		if old == nil {
 			t.Fatal("no leader")
 		}
+		hit := append([]*node{old}, c.followers(down-1)...)
 		t0 := r.h.now()
-		c.kill(old)
+		for _, n := range hit {
+			c.kill(n)
+		}
 		at := r.waitAckAfter(t, t0)
 		failovers = append(failovers, time.Duration(at-t0))
-		c.start(old, "")
-		r.h.note("nemesis", fmt.Sprintf("SIGKILL leader %s, restart", old.id), t0, r.h.now())
+		for _, n := range hit {
+			c.start(n, "")
+		}
+		r.h.note("nemesis", fmt.Sprintf("SIGKILL %s (leader %s), restart", ids(hit), old.id), t0, r.h.now())
 		settle()
 
-		f := c.follower()
-		m, err := info(f.resp)
-		if err != nil {
-			t.Fatal(err)
+		hit = c.followers(down)
+		var last uint64
+		for _, f := range hit {
+			m, err := info(f.resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i, _ := strconv.ParseUint(m["last_log_index"], 10, 64)
+			last = max(last, i)
 		}
 		t0 = r.h.now()
-		c.kill(f)
-		last, _ := strconv.ParseUint(m["last_log_index"], 10, 64)
+		for _, f := range hit {
+			c.kill(f)
+		}
 		snap := c.waitSnapshot(last + 60)
-		c.start(f, "")
-		r.h.note("nemesis", fmt.Sprintf("SIGKILL follower %s (log at %d), restart once the leader's snapshot is at %d: it catches up by snapshot", f.id, last, snap), t0, r.h.now())
+		for _, f := range hit {
+			c.start(f, "")
+		}
+		r.h.note("nemesis", fmt.Sprintf("SIGKILL follower %s (log at %d at most), restart once the leader's snapshot is at %d: it catches up by snapshot", ids(hit), last, snap), t0, r.h.now())
 		settle()
 
-		f = c.follower()
+		hit = c.followers(down)
 		t0 = r.h.now()
-		f.cmd.Process.Signal(syscall.SIGSTOP)
+		for _, f := range hit {
+			f.cmd.Process.Signal(syscall.SIGSTOP)
+		}
 		time.Sleep(time.Second)
-		f.cmd.Process.Signal(syscall.SIGCONT)
-		r.h.note("nemesis", fmt.Sprintf("SIGSTOP follower %s 1s, SIGCONT", f.id), t0, r.h.now())
+		for _, f := range hit {
+			f.cmd.Process.Signal(syscall.SIGCONT)
+		}
+		r.h.note("nemesis", fmt.Sprintf("SIGSTOP follower %s 1s, SIGCONT", ids(hit)), t0, r.h.now())
 		settle()
 
 		p := c.leaderOf()
 		if p == nil {
 			t.Fatal("no leader")
 		}
+		hit = append([]*node{p}, c.followers(down-1)...)
 		t0 = r.h.now()
-		p.cmd.Process.Signal(syscall.SIGSTOP)
+		for _, n := range hit {
+			n.cmd.Process.Signal(syscall.SIGSTOP)
+		}
 		r.waitAckAfter(t, t0)
 		// The others elected a leader, which took a write. Clients that
 		// still talk to the stopped one read every coordinate from it;
@@ -512,52 +625,18 @@ func TestLinearizable(t *testing.T) {
 			}()
 		}
 		time.Sleep(time.Duration(t0+int64(2*time.Second)-r.h.now()) + 200*time.Millisecond)
-		p.cmd.Process.Signal(syscall.SIGCONT)
+		for _, n := range hit {
+			n.cmd.Process.Signal(syscall.SIGCONT)
+		}
 		stale.Wait()
-		r.h.note("nemesis", fmt.Sprintf("SIGSTOP leader %s 2s, reads sent to it, SIGCONT", p.id), t0, r.h.now())
+		r.h.note("nemesis", fmt.Sprintf("SIGSTOP %s (leader %s) 2s, reads sent to it, SIGCONT", ids(hit), p.id), t0, r.h.now())
 		settle()
 		t.Logf("cycle %d: %d PUTs acknowledged so far, %d operations of unknown outcome", cycle, r.acks.Load(), r.unknowns.Load())
 	}
 	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-
-	// Every node is up: the final reads, from the leader.
-	final := newLinClient(0, addrs)
-	defer final.close()
-	want := map[int]string{}
-	for k := range r.keys {
-		call := r.h.now()
-		v, ok := final.get(ctx, r.ns, k, r.viaAny)
-		if !ok {
-			t.Fatalf("final read of %d: no answer from the cluster", k)
-		}
-		r.h.add(0, linIn{key: k}, linOut{value: v}, call, r.h.now(), true)
-		want[k] = v
-	}
-	t.Logf("final values, read from the leader at %s: %v", final.leader, want)
-	r.h.closeOpen()
-	puts := 0
-	for _, op := range r.h.ops {
-		if op.Input.(linIn).put {
-			puts++
-		}
-	}
-	t.Logf("history: %d operations (%d PUTs, %d acknowledged, %d operations of unknown outcome) over %d coordinates, %d clients, %d nemesis cycles",
-		len(r.h.ops), puts, r.acks.Load(), r.unknowns.Load(), r.keys, 6, *cycles)
+	stop()
 	t.Logf("leader SIGKILL to the first write acknowledged by a new leader: %v", failovers)
-	r.h.check(t)
-
-	for _, n := range c.nodes {
-		if m, err := info(n.resp); err == nil {
-			t.Logf("%s: role %s term %s commit %s applied %s last snapshot %s", n.id, m["role"], m["term"], m["commit_index"], m["applied_index"], m["last_snapshot_index"])
-		}
-	}
-	t.Logf("journal: %d write-once PUTs acknowledged", len(journal))
-	for _, n := range c.nodes {
-		waitValues(t, n, r.ns, want)
-		waitHas(t, n, r.ns, journal)
-	}
+	r.finish(ctx, t, c, addrs)
 }
 
 // waitSnapshot waits until the leader's last snapshot is at index or
@@ -581,17 +660,29 @@ func (c *testCluster) waitSnapshot(index uint64) uint64 {
 	}
 }
 
-// follower returns a running node that is not the leader.
-func (c *testCluster) follower() *node {
+// followers returns k running nodes that are not the leader.
+func (c *testCluster) followers(k int) []*node {
 	c.t.Helper()
 	l := c.leaderOf()
+	var fs []*node
 	for _, n := range c.nodes {
-		if n.cmd != nil && n != l {
-			return n
+		if len(fs) < k && n.cmd != nil && n != l {
+			fs = append(fs, n)
 		}
 	}
-	c.t.Fatal("no follower")
-	return nil
+	if len(fs) < k {
+		c.t.Fatalf("%d followers running, not %d", len(fs), k)
+	}
+	return fs
+}
+
+// ids names nodes: "n1" or "n1+n3".
+func ids(ns []*node) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, n.id)
+	}
+	return strings.Join(s, "+")
 }
 
 // waitValues waits until node n's GET of each coordinate answers want's
