@@ -20,8 +20,10 @@ import (
 // a network namespace of its own, with one interface on a bridge that
 // joins them all (in a hub namespace of the lab's, so the machine's own
 // network is left alone). Cutting the network drops packets for real, as
-// a broken switch would: nothing answers, connections hang, and Raft
-// sees timeouts, not errors.
+// a broken switch would: nothing answers, open connections hang until
+// they time out, and new ones time out too, or fail with "no route to
+// host" once the neighbour (ARP) entry has expired, since the ARP
+// requests go unanswered as well.
 //
 // A cut is made with policy routing rules, which is iproute2 and the
 // kernel alone (no iptables or nftables): node a gets "from b's address,

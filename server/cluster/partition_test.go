@@ -239,18 +239,20 @@ func containsNode(ns []*node, n *node) bool {
 	return false
 }
 
-// waitRejoined waits until n follows a leader again and its store holds
-// key's value v.
-func waitRejoined(t *testing.T, n *node, ns string, key int, v string) {
+// waitRejoined waits until n knows a leader of term minTerm or later
+// and its store holds key's value v. (n is then a follower, unless the
+// cluster has since elected it again, which a busy machine can make
+// happen.)
+func waitRejoined(t *testing.T, n *node, minTerm uint64, ns string, key int, v string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		m, err := info(n.resp)
-		if err == nil && m["role"] == "follower" && m["leader_id"] != "" {
+		if err == nil && m["leader_id"] != "" && m["role"] != "candidate" && term(m) >= minTerm {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not rejoin as a follower in 30s after the partition healed: %v %v", n.id, m, err)
+			t.Fatalf("%s knew no leader of term %d or later 30s after the partition healed: %v %v", n.id, minTerm, m, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -306,6 +308,10 @@ func TestPartitionLeader(t *testing.T) {
 		}
 		small := []*node{old, c.followers(1)[0]}
 		in, out, rest := c.sides(small...)
+		m, err := info(old.resp)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t0 := r.h.now()
 		lab.partition(in, out)
 		// Watch the cut-off side from now, while the old leader may
@@ -323,7 +329,8 @@ func TestPartitionLeader(t *testing.T) {
 		t1 := r.h.now()
 		lab.heal()
 		for _, n := range small {
-			waitRejoined(t, n, r.ns, key, "after")
+			// The majority elected a leader of a later term.
+			waitRejoined(t, n, term(m)+1, r.ns, key, "after")
 		}
 		r.h.note("nemesis", "heal; the cut-off nodes follow the leader and hold its write", t1, r.h.now())
 		r.waitAckAfter(t, r.h.now())
@@ -395,7 +402,7 @@ func TestPartitionFollower(t *testing.T) {
 
 		t1 := r.h.now()
 		lab.heal()
-		waitRejoined(t, f, r.ns, key, "after")
+		waitRejoined(t, f, term(m), r.ns, key, "after")
 		r.h.note("nemesis", fmt.Sprintf("heal; %s catches up", f.id), t1, r.h.now())
 		r.waitAckAfter(t, r.h.now())
 	}
@@ -421,6 +428,12 @@ func leaderAmong(ns []*node) *node {
 		}
 	}
 	return nil
+}
+
+// term is the term in a node's CLUSTER.INFO.
+func term(m map[string]string) uint64 {
+	v, _ := strconv.ParseUint(m["term"], 10, 64)
+	return v
 }
 
 func nodeID(n *node) string {
