@@ -10,10 +10,10 @@ import (
 	"github.com/cubelinux/cube"
 )
 
-// fsm is the store as Raft's state machine: an entry's data is one
-// record in the engine's log encoding, applied through the store's
-// commit path; a snapshot is the store's state as a base checkpoint's
-// records.
+// fsm is the store as Raft's state machine: an entry's data is a batch
+// of records in the engine's log encoding (propose.go), each applied
+// through the store's commit path; a snapshot is the store's state as a
+// base checkpoint's records.
 type fsm struct {
 	db    *cube.DB
 	snaps raft.SnapshotStore
@@ -25,8 +25,10 @@ type fsm struct {
 
 var _ raft.FSM = (*fsm)(nil)
 
-// Apply returns ApplyReplicated's error (nil for success), which the
-// proposer's wait returns: the same on every node.
+// Apply returns each record's ApplyReplicated error (nil for success)
+// as a batchResult, which the proposers' waits return: the same on
+// every node. An entry of a build before batching is one bare record,
+// and gets its error alone.
 func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -34,6 +36,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 	defer f.applied.Store(l.Index)
 	if len(l.Data) == 0 {
 		return nil // a new leader's no-op (see Node.watchLeadership)
+	}
+	if string(l.Extensions) == batchExt {
+		return applyBatch(f.db, l.Data)
 	}
 	return f.db.ApplyReplicated(l.Data)
 }

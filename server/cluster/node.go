@@ -105,6 +105,7 @@ type Node struct {
 	logs  *raftboltdb.BoltStore
 	fsm   *fsm
 	rd    reads
+	prop  proposer
 
 	readyTerm atomic.Uint64 // the term in which this node, leader, applied all before it
 	stop      chan struct{}
@@ -196,15 +197,6 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		cfg.TrailingLogs = o.TrailingLogs
 	}
 	cfg.NoSnapshotRestoreOnStart = true // the store is durable on its own
-	// Writes to one namespace are proposed one at a time, in order
-	// (engine: the proposal lock is held across Propose), and raft.Apply
-	// returns only once the leader's loop took the entry. Unbuffered,
-	// that is once per log write: the next proposer waits for the
-	// leader's fsync to end and finds the loop idle, so the group commit
-	// gathered one entry a sync (~900 writes/s at 64 writers). Buffered,
-	// Apply returns at once and the entries proposed during one sync go
-	// to the log, and to the followers, in the next.
-	cfg.BatchApplyCh = true
 	cfg.Logger = hl
 	existing, err := raft.HasExistingState(logs, logs, snaps)
 	if err != nil {
@@ -214,6 +206,7 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	}
 	n := &Node{o: o, db: db, trans: trans, logs: logs, stop: make(chan struct{}),
 		fsm: &fsm{db: db, snaps: snaps}}
+	n.prop.wake = make(chan struct{}, 1)
 	n.rd.epoch = time.Now()
 	n.rd.readLease = min(o.LeaderLease, o.HeartbeatTimeout/2)
 	n.rd.fresh.Store(-1)
@@ -230,7 +223,8 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: start Raft: %w", err)
 	}
 	n.raft = r
-	n.wg.Add(1)
+	n.wg.Add(2)
+	go n.proposeLoop()
 	go n.watchLeadership()
 	if o.MaxStale > 0 {
 		n.wg.Add(1)
@@ -364,32 +358,6 @@ func (n *Node) notLeader() error {
 		return tryAgain(fmt.Errorf("%w: the leader is %s (Raft at %s), whose client address this node does not know yet; retry shortly", ErrNotLeader, id, raftAddr))
 	}
 	return &Redirect{LeaderID: string(id), Addr: addr}
-}
-
-// Propose implements cube.Replicator with raft.Apply, which orders
-// entries as it is called.
-func (n *Node) Propose(rec []byte) func(context.Context) error {
-	f := n.raft.Apply(rec, 0)
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		if err = f.Error(); err != nil {
-			err = n.translate(err)
-			return
-		}
-		if e, ok := f.Response().(error); ok {
-			err = e
-		}
-	}()
-	return func(ctx context.Context) error {
-		select {
-		case <-done:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
 
 // translate puts Raft's errors in the daemon's words.
