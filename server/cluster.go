@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -98,12 +99,50 @@ func (c *conn) clusterCheck(cmd *Command, args [][]byte) error {
 	}
 	switch {
 	case (cmd.Name == "RUN" || cmd.Name == "RUN.TYPED") && len(args) >= 3 && c.readOnlyProgram(args[1], args[2]):
-		return cl.ReadCheck()
+		return c.readCheck(cl)
 	case cmd.Flags&Write != 0:
 		return cl.WriteCheck()
 	case cmd.Flags&ReadOnly != 0 && cmd.Group != "server":
-		return cl.ReadCheck()
+		return c.readCheck(cl)
 	}
+	return nil
+}
+
+// readCheck is ReadCheck, after WriteCheck for a connection that reads
+// from the leader only (CLUSTER.READS LEADER): WriteCheck passes only on
+// the leader, once it has applied what its predecessors committed, and
+// redirects elsewhere.
+func (c *conn) readCheck(cl Cluster) error {
+	if c.leaderReads {
+		if err := cl.WriteCheck(); err != nil {
+			return err
+		}
+	}
+	return cl.ReadCheck()
+}
+
+// CLUSTER.READS [LEADER | ANY]
+func cmdClusterReads(cl *call) error {
+	switch {
+	case len(cl.args) == 1:
+		if cl.c.leaderReads {
+			cl.w.Simple("LEADER")
+		} else {
+			cl.w.Simple("ANY")
+		}
+		return nil
+	case len(cl.args) > 2:
+		return cl.cmd.arityError()
+	}
+	switch strings.ToUpper(string(cl.args[1])) {
+	case "LEADER":
+		cl.c.leaderReads = true
+	case "ANY":
+		cl.c.leaderReads = false
+	default:
+		return usageErr("CLUSTER.READS takes LEADER (every read from the leader: linearizable, sees this connection's writes) or ANY (a follower may answer within --max-stale), not '%s'", clip(cl.args[1]))
+	}
+	cl.w.OK()
 	return nil
 }
 

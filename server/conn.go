@@ -52,6 +52,9 @@ type conn struct {
 	// waiting and until is the log position the replies in w wait for.
 	lc    *loopConn
 	until uint64
+	// leaderReads: in cluster mode, this connection's reads are answered
+	// by the leader only (CLUSTER.READS LEADER).
+	leaderReads bool
 	// cl is the call a command runs with (see run).
 	cl call
 	// The last command and namespace this connection named (see lookup

@@ -129,6 +129,8 @@ func commandTable() []*Command {
 			Doc: "In cluster mode (cube serve --cluster): this node's id and role (leader, follower, candidate), the Raft term, commit and applied indexes, the leader, and the members, as key:value lines.", run: cmdClusterInfo},
 		{Name: "CLUSTER.READINDEX", Synopsis: "CLUSTER.READINDEX", Arity: 1, Flags: Admin | ReadOnly, Group: "server",
 			Doc: "On the leader: confirms with a quorum that it still leads and replies the Raft index of the last write it applied, which covers every write acknowledged before the call. Followers ask it to bound how stale their reads are; a follower answers MOVED to the leader.", run: cmdClusterReadIndex},
+		{Name: "CLUSTER.READS", Synopsis: "CLUSTER.READS [LEADER | ANY]", Arity: -1, Flags: Fast, Group: "server",
+			Doc: "How this connection's reads are answered in cluster mode: ANY (the default) lets a follower answer within --max-stale; LEADER has a follower answer MOVED to the leader, so that every read is linearizable and sees the connection's own writes. Without an argument, replies the setting. A node not in a cluster is its own leader.", run: cmdClusterReads},
 		{Name: "CLUSTER.JOIN", Synopsis: "CLUSTER.JOIN id raft-addr resp-addr", Arity: 4, Flags: Admin, Group: "server",
 			Doc: "On the leader: adds the node id (Raft at raft-addr, clients at resp-addr) to the cluster as a voter. A follower answers MOVED to the leader. cube serve --join sends it.", run: cmdClusterJoin},
 		{Name: "CLUSTER.LEAVE", Synopsis: "CLUSTER.LEAVE id", Arity: 2, Flags: Admin, Group: "server",

@@ -200,9 +200,12 @@ func newClusterIn(t testing.TB, lab *netLab, size int, extra ...string) *testClu
 	return c
 }
 
-func client(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, Dialer: dial, Password: token, MaxRetries: -1,
-		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, PoolSize: 4})
+func client(addr string) *redis.Client { return redis.NewClient(clientOptions(addr)) }
+
+// clientOptions are every test client's.
+func clientOptions(addr string) *redis.Options {
+	return &redis.Options{Addr: addr, Dialer: dial, Password: token, MaxRetries: -1,
+		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, PoolSize: 4}
 }
 
 // sockets maps a netLab node's client address, which only the lab's
