@@ -46,9 +46,9 @@ type watchCounts struct {
 	reads, redirected, answered      atomic.Int64
 }
 
-// watchCut starts watching the nodes of small, whose majority will
-// write want at key. It fails the test for what a cut-off node must not
-// do:
+// watchCut starts watching the nodes of small, cut off from the
+// majority, which is about to write want at key. It fails the test for
+// what a cut-off node must not do:
 //   - acknowledge a PUT: its side has no majority to commit it;
 //   - answer a read that passed the leader's check (the probe, as
 //     linClient.get) without want, once the majority acknowledged it:
@@ -306,7 +306,8 @@ func TestPartitionLeader(t *testing.T) {
 		if old == nil {
 			t.Fatal("no leader")
 		}
-		small := []*node{old, c.followers(1)[0]}
+		fs := c.followers(len(c.nodes) - 1)
+		small := []*node{old, fs[cycle%len(fs)]} // a different follower each cycle
 		in, out, rest := c.sides(small...)
 		m, err := info(old.resp)
 		if err != nil {
