@@ -15,7 +15,10 @@
 # runs, and cube/redis (for the writers, daemon/embedded too). The
 # redis-benchmark rows also print the server's median CPU per request
 # (user+system from /proc), which other load on a shared machine skews
-# less than requests/s; the header notes nproc and the load average.
+# less than requests/s; the writers rows print the client's CPU per write
+# beside the server's (embedded: the whole process's, there is no
+# server), which bounds what any server can reach on the same cores; the
+# header notes nproc and the load average.
 #
 # Environment: REPS (3), DUR (writers' measured time, 5s), CUBE (a cube
 # binary to use instead of building ./cmd/cube), WRITERS (64).
@@ -61,7 +64,25 @@ brow() { # label "rps cpu"... : a redis-benchmark row, with the server's CPU per
 	for x in "$@"; do r+=("${x% *}") u+=("${x#* }"); done
 	printf '  %-40s %10s   %6s us cpu/req   (%s)\n' "$label" "$(median "${r[@]}")" "$(median "${u[@]}")" "${r[*]}"
 }
-first() { local x; for x in "$@"; do echo "${x% *}"; done; }
+first() { local x; for x in "$@"; do echo "${x%% *}"; done; }
+wrun() { # server-pid writers-flags... -> "writes/s client-cpu-us/write server-cpu-us/write"
+	local pid=$1 a=0 b=0 out; shift
+	[ -z "$pid" ] || a=$(cpu "$pid")
+	out=$("$W/writers" -writers "$NW" -duration "$DUR" -cpu "$@")
+	[ -z "$pid" ] || b=$(cpu "$pid")
+	# shellcheck disable=SC2086
+	set -- $out
+	echo "$1 $2 $(awk -v a="$a" -v b="$b" -v n="$3" -v t="$tck" 'BEGIN {printf "%.2f", (b-a)/t*1e6/n}')"
+}
+wrow() { # label "rate client-cpu server-cpu"...: the writers' row, with both sides' CPU per write
+	local label=$1 r=() c=() s=() x; shift
+	for x in "$@"; do
+		# shellcheck disable=SC2086
+		set -- $x
+		r+=("$1") c+=("$2") s+=("$3")
+	done
+	printf '  %-40s %10s   client %6s + server %6s us cpu/write   (%s)\n' "$label" "$(median "${r[@]}")" "$(median "${c[@]}")" "$(median "${s[@]}")" "${r[*]}"
+}
 
 for mode in always:always interval:everysec; do
 	cm=${mode%%:*}; rm_=${mode##*:}
@@ -96,13 +117,14 @@ for mode in always:always interval:everysec; do
 	done
 	cw=() rw=() ew=()
 	for i in $(seq "$REPS"); do
-		cw+=("$("$W/writers" -target cube -sock "$cs" -writers "$NW" -duration "$DUR")")
-		rw+=("$("$W/writers" -target redis -sock "$rs" -writers "$NW" -duration "$DUR")")
-		ew+=("$("$W/writers" -target embedded -dir "$W/emb/$i" -sync "$cm" -writers "$NW" -duration "$DUR")")
+		cw+=("$(wrun "$cpid" -target cube -sock "$cs")")
+		rw+=("$(wrun "$rpid" -target redis -sock "$rs")")
+		ew+=("$(wrun "" -target embedded -dir "$W/emb/$i" -sync "$cm")")
 	done
-	row "cube daemon $NW writers PUT" "${cw[@]}"
-	row "redis $NW writers SET" "${rw[@]}"
-	row "cube embedded $NW writers Put" "${ew[@]}"
-	echo "    cube/redis $(ratio "$(median "${cw[@]}")" "$(median "${rw[@]}")")  daemon/embedded $(ratio "$(median "${cw[@]}")" "$(median "${ew[@]}")")"
+	wrow "cube daemon $NW writers PUT" "${cw[@]}"
+	wrow "redis $NW writers SET" "${rw[@]}"
+	wrow "cube embedded $NW writers Put" "${ew[@]}"
+	# shellcheck disable=SC2046
+	echo "    cube/redis $(ratio "$(median $(first "${cw[@]}"))" "$(median $(first "${rw[@]}"))")  daemon/embedded $(ratio "$(median $(first "${cw[@]}"))" "$(median $(first "${ew[@]}"))")"
 	kill "$cpid" "$rpid"; wait "$cpid" "$rpid" 2>/dev/null || true
 done

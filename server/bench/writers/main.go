@@ -36,14 +36,15 @@ func main() {
 	syncMode := flag.String("sync", "always", "embedded: always or interval")
 	writers := flag.Int("writers", 64, "concurrent writers")
 	dur := flag.Duration("duration", 5*time.Second, "measured time")
+	cpu := flag.Bool("cpu", false, "also print this process's CPU per write (µs) and the writes done, both over the whole run, warm-up included")
 	flag.Parse()
-	if err := run(*target, *sock, *dir, *syncMode, *writers, *dur); err != nil {
+	if err := run(*target, *sock, *dir, *syncMode, *writers, *dur, *cpu); err != nil {
 		fmt.Fprintln(os.Stderr, "writers:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target, sock, dir, syncMode string, writers int, dur time.Duration) error {
+func run(target, sock, dir, syncMode string, writers int, dur time.Duration, cpu bool) error {
 	ctx := context.Background()
 	var put func(ctx context.Context, i int) error
 	switch target {
@@ -94,7 +95,7 @@ func run(target, sock, dir, syncMode string, writers int, dur time.Duration) err
 	default:
 		return fmt.Errorf("-target must be cube, redis or embedded, got %q", target)
 	}
-	var n atomic.Int64
+	var n, all atomic.Int64
 	var measuring atomic.Bool
 	var firstErr error
 	var once sync.Once
@@ -114,6 +115,7 @@ func run(target, sock, dir, syncMode string, writers int, dur time.Duration) err
 					once.Do(func() { firstErr = err })
 					return
 				}
+				all.Add(1)
 				if measuring.Load() {
 					n.Add(1)
 				}
@@ -132,6 +134,17 @@ func run(target, sock, dir, syncMode string, writers int, dur time.Duration) err
 	if firstErr != nil {
 		return firstErr
 	}
-	fmt.Printf("%d\n", int64(float64(got)/el.Seconds()))
+	rate := float64(got) / el.Seconds()
+	if !cpu {
+		fmt.Printf("%d\n", int64(rate))
+		return nil
+	}
+	// The client's CPU per write over the whole run, warm-up included:
+	// what a daemon on the same cores cannot have.
+	used, err := cpuTime()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d %.2f %d\n", int64(rate), float64(used.Nanoseconds())/1e3/float64(all.Load()), all.Load())
 	return nil
 }
