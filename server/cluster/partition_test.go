@@ -137,6 +137,7 @@ func (w *watch) reads(ctx context.Context, n *node, wc *watchCounts, id int) {
 				w.r.h.add(id, linIn{key: w.key}, linOut{value: v}, call, w.r.h.now(), true)
 				if a := w.acked.Load(); a != 0 && call > a && v != w.want {
 					w.t.Errorf("%s, cut off from the majority, passed the leader's check and read %q %v after the majority acknowledged %q", n.id, v, time.Duration(call-a).Round(time.Millisecond), w.want)
+					return // once is enough
 				}
 			}
 		}
@@ -153,6 +154,7 @@ func (w *watch) reads(ctx context.Context, n *node, wc *watchCounts, id int) {
 		case err == nil:
 			if a := w.acked.Load(); a != 0 && time.Duration(call-a) > partitionMaxStale {
 				w.t.Errorf("%s, cut off from the majority, read %q %v after the majority acknowledged %q (--max-stale %v)", n.id, v, time.Duration(call-a).Round(time.Millisecond), w.want, partitionMaxStale)
+				return
 			}
 		case isRedirect(err):
 			wc.redirected.Add(1)
