@@ -38,8 +38,11 @@ const (
 )
 
 // logCacheSize is how many of the latest Raft entries the leader keeps
-// in memory for replication: several batches (MaxAppendEntries, 64).
-const logCacheSize = 1024
+// in memory for replication. An entry is a batch of writes of up to
+// maxBatchBytes, and one is in flight at a time (propose.go), so a
+// follower that keeps up needs the last one or two: the rest is for
+// one a little behind, and bounds the cache at 128 MiB.
+const logCacheSize = 128
 
 // DirectoryNamespace is the namespace where the cluster keeps its
 // members' client addresses (metadata "resp/<id>"), so that every node,
