@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 	"weak"
@@ -55,8 +56,11 @@ type conn struct {
 	// leaderReads: in cluster mode, this connection's reads are answered
 	// by the leader only (CLUSTER.READS LEADER).
 	leaderReads bool
-	// cl is the call a command runs with (see run).
-	cl call
+	// cl is the call a command runs with (see run); items and calls are
+	// runWrites'.
+	cl    call
+	items []writeItem
+	calls []call
 	// The last command and namespace this connection named (see lookup
 	// and call.ns).
 	cmdName []byte
@@ -485,27 +489,35 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool)
 	return false
 }
 
+// writeItem is one write of runWrites' transaction.
+type writeItem struct {
+	cmd *Command
+	op  txOp
+	err error
+}
+
 // runWrites runs consecutive writes to one namespace as one transaction;
 // busy as for run.
 func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) (busy bool) {
 	start := c.clock()
-	type item struct {
-		cmd *Command
-		op  txOp
-		err error
-	}
-	items := make([]item, len(cmds))
+	// The connection's items and calls, reused from batch to batch: no
+	// op keeps its call past the transaction.
+	c.items = slices.Grow(c.items[:0], len(cmds))[:len(cmds)]
+	c.calls = slices.Grow(c.calls[:0], len(cmds))[:len(cmds)]
+	items := c.items
+	defer func() { clear(c.items); clear(c.calls) }()
 	var ns *cube.Namespace
 	ops := 0
 	for k, args := range cmds {
 		cmd := c.lookup(args[0])
-		items[k].cmd = cmd
+		items[k] = writeItem{cmd: cmd}
 		if err := c.check(cmd, args); err != nil {
 			items[k].err = err
 			continue
 		}
-		cl := call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
-		n, op, err := cmd.prep(&cl)
+		cl := &c.calls[k]
+		*cl = call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
+		n, op, err := cmd.prep(cl)
 		items[k].op, items[k].err = op, err
 		if err == nil {
 			ns = n
