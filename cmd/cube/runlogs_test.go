@@ -94,19 +94,33 @@ func TestDaemonEvalLimits(t *testing.T) {
 	if v, err := rc.Do(ctx, "EVAL", "t", spin, "TIMEOUT", 1500).Text(); err != nil || v != "spun" {
 		t.Fatalf("EVAL of 1.2 s with TIMEOUT 1500: %q, %v", v, err)
 	}
-	start := time.Now()
-	err := rc.Do(ctx, "EVAL", "t", "while (true) {}", "TIMEOUT", 50).Err()
-	took := time.Since(start)
-	if err == nil || !strings.Contains(err.Error(), "EVAL ns script [arg] TIMEOUT ms") || !strings.Contains(err.Error(), "--max-eval-timeout") {
-		t.Fatalf("EVAL TIMEOUT 50 of a spin: %v", err)
-	}
-	if took > 700*time.Millisecond {
-		t.Fatalf("EVAL TIMEOUT 50 ended after %v", took)
-	}
-	t.Logf("%v after %v", err, took.Round(time.Millisecond))
-	// The worker stopped the script itself: the session lives on.
-	if v, err := rc.Do(ctx, "EVAL", "t", "warm").Text(); err != nil || v != "1" {
-		t.Fatalf("the session after a TIMEOUT: %q, %v", v, err)
+	// The worker stops the script itself, and the session lives on. A
+	// worker (at nice 10) that a busy machine does not schedule within
+	// the 50 ms grace is stopped instead and takes the session with it,
+	// as its error says: that is the grace working, so it gets three
+	// tries. A session lost although the worker stopped the script is a
+	// failure at once.
+	for try := 1; ; try++ {
+		start := time.Now()
+		err := rc.Do(ctx, "EVAL", "t", "while (true) {}", "TIMEOUT", 50).Err()
+		took := time.Since(start)
+		if err == nil || !strings.Contains(err.Error(), "EVAL ns script [arg] TIMEOUT ms") || !strings.Contains(err.Error(), "--max-eval-timeout") {
+			t.Fatalf("EVAL TIMEOUT 50 of a spin: %v", err)
+		}
+		if took > 700*time.Millisecond {
+			t.Fatalf("EVAL TIMEOUT 50 ended after %v", took)
+		}
+		t.Logf("%v after %v", err, took.Round(time.Millisecond))
+		v, serr := rc.Do(ctx, "EVAL", "t", "warm").Text()
+		if serr == nil && v == "1" {
+			break
+		}
+		if try == 3 || !strings.Contains(err.Error(), "worker process was stopped") {
+			t.Fatalf("the session after a TIMEOUT (try %d): %q, %v", try, v, serr)
+		}
+		if err := rc.Do(ctx, "EVAL", "t", "var warm = 1").Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	if err := rc.Do(ctx, "EVAL", "t", "1", "TIMEOUT", 3000).Err(); err == nil || !strings.Contains(err.Error(), "TIMEOUT must be 1 to 2000 ms on this daemon") {
@@ -122,7 +136,7 @@ func TestDaemonEvalLimits(t *testing.T) {
 	// EVAL's MEMORY option.
 	// TIMEOUT 2000: on a loaded machine a fresh worker for MEMORY 8 may
 	// not be running the script within the default second.
-	err = rc.Do(ctx, "EVAL", "t", "let s = 'x'; for (;;) s += s", "MEMORY", 8, "TIMEOUT", 2000).Err()
+	err := rc.Do(ctx, "EVAL", "t", "let s = 'x'; for (;;) s += s", "MEMORY", 8, "TIMEOUT", 2000).Err()
 	if err == nil || !strings.Contains(err.Error(), "memory limit") || !strings.Contains(err.Error(), "EVAL ns script [arg] MEMORY mib") {
 		t.Fatalf("EVAL MEMORY 8 of a string bomb: %v", err)
 	}
