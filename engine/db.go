@@ -36,7 +36,7 @@ type DB struct {
 	nsLSN  uint64 // LSN of the last namespace create or drop
 	drops  []drop // namespaces dropped since the last checkpoint
 	enc    opEncoder
-	repl   *replicating // set by SetReplicator
+	repl   atomic.Pointer[replicating] // set by SetReplicator; read on every write
 
 	ckptMu   sync.Mutex // one checkpoint at a time
 	manifest checkpoint.Manifest

@@ -65,16 +65,12 @@ type replicating struct {
 // for a sync; reads still wait for the store's sync in SyncAlways mode,
 // as they do on a single store.
 func (db *DB) SetReplicator(r Replicator) {
-	db.mu.Lock()
-	db.repl = &replicating{r: r}
-	db.mu.Unlock()
+	db.repl.Store(&replicating{r: r})
 }
 
 // replicator returns the DB's replicating state, or nil.
 func (db *DB) replicator() *replicating {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	return db.repl
+	return db.repl.Load()
 }
 
 // updateReplicated is Update under a Replicator: fn runs under the
