@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -67,7 +66,9 @@ func (r *Registry) Prog(ctx context.Context, ns, name string, kind vm.Kind, code
 		return ProgramInfo{}, ErrEmptyCode
 	}
 	lim := o.Limits
-	rec := &record{registered: r.o.Clock(), kind: kind, readOnly: o.ReadOnly || lim.ReadOnly, code: bytes.Clone(code)}
+	// code is the caller's: seal copies it into the stored record, which
+	// rec.code then points into.
+	rec := &record{registered: r.o.Clock(), kind: kind, readOnly: o.ReadOnly || lim.ReadOnly, code: code}
 	lim.ReadOnly = false
 	rec.limits = lim
 	stored, err := rec.seal()

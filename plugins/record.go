@@ -55,8 +55,8 @@ func kindByte(k vm.Kind) (byte, error) {
 	return 0, fmt.Errorf("%w: %q", ErrBadKind, k)
 }
 
-// body encodes everything the version covers.
-func (r *record) body() ([]byte, error) {
+// appendBody appends to b everything the version covers.
+func (r *record) appendBody(b []byte) ([]byte, error) {
 	kb, err := kindByte(r.kind)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,6 @@ func (r *record) body() ([]byte, error) {
 	if r.readOnly {
 		flags |= 1
 	}
-	b := make([]byte, 0, 3+5*binary.MaxVarintLen64+len(r.code))
 	b = append(b, kb, flags, byte(r.limits.Isolation))
 	b = binary.AppendVarint(b, int64(r.limits.Timeout))
 	b = binary.AppendVarint(b, r.limits.MemoryBytes)
@@ -75,18 +74,24 @@ func (r *record) body() ([]byte, error) {
 	return append(b, r.code...), nil
 }
 
-// seal computes the version and returns the stored form.
+// seal computes the version and returns the stored form, whose tail r.code
+// then aliases (a stored record is never changed). The body is encoded in
+// place after the header and hashed there, and the version written back
+// into the header: the code is copied once, where it was copied three
+// times, and a Go guest's is megabytes of fresh memory each time.
 func (r *record) seal() ([]byte, error) {
-	body, err := r.body()
+	b := make([]byte, 1+32, 1+32+binary.MaxVarintLen64+3+5*binary.MaxVarintLen64+len(r.code))
+	b[0] = recordFormat
+	b = binary.AppendVarint(b, r.registered.UnixNano())
+	start := len(b)
+	b, err := r.appendBody(b)
 	if err != nil {
 		return nil, err
 	}
-	r.version = sha256.Sum256(body)
-	b := make([]byte, 0, 1+32+binary.MaxVarintLen64+len(body))
-	b = append(b, recordFormat)
-	b = append(b, r.version[:]...)
-	b = binary.AppendVarint(b, r.registered.UnixNano())
-	return append(b, body...), nil
+	r.version = sha256.Sum256(b[start:])
+	copy(b[1:33], r.version[:])
+	r.code = b[len(b)-len(r.code):]
+	return b, nil
 }
 
 // recordVersion returns the version of a stored record without decoding
