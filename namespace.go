@@ -34,9 +34,9 @@ func (ns *Namespace) Name() string { return ns.e().Name() }
 
 // Dropped reports whether the namespace was dropped. On a handle kept
 // past its drop, writes and transactions fail with ErrNoNamespace;
-// DB.Namespace finds the name's new namespace, if there is one. A handle not dropped is its
-// name's namespace, so a server may keep handles instead of looking
-// names up on every request.
+// DB.Namespace finds the name's new namespace, if there is one. A handle
+// not dropped is its name's namespace, so a server may keep handles
+// instead of looking names up on every request.
 func (ns *Namespace) Dropped() bool { return ns.e().Dropped() }
 
 // Dims returns the number of dimensions of its coordinates.

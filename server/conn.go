@@ -589,7 +589,7 @@ func (c *conn) record(cmd *Command, start time.Time, failed bool) {
 // VM.
 func (c *conn) clock() time.Time {
 	if c.lc != nil {
-		return c.lc.parsed
+		return c.lc.began
 	}
 	return time.Now()
 }

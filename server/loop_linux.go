@@ -30,9 +30,10 @@ import (
 // round shares one sync and no other goroutine has to be woken for it. The
 // first command that is not Fast, or a write that has waited maxBusyWait
 // for another transaction (a program running on the namespace), hands the
-// connection to a goroutine for the rest of its life: slow commands, which
-// watch for the client going away and may take seconds, never stall the
-// loop.
+// connection to a goroutine, so that slow commands, which watch for the
+// client going away and may take seconds, never stall the loop; the
+// goroutine gives it back at its next batch of Fast commands
+// (backToLoop).
 type loop struct {
 	s   *Server
 	ctx context.Context
@@ -73,7 +74,7 @@ type loopConn struct {
 	closing bool      // close once the replies are written (QUIT, a bad request)
 	gone    bool      // closed or handed to a goroutine
 	stats   []doneCmd // commands whose replies are in c.w, for the statistics
-	parsed  time.Time // its commands' start (see conn.clock)
+	began   time.Time // the round's start, its commands' (see conn.clock)
 }
 
 // newLoop starts the event loop for s, or returns nil if epoll is not
@@ -407,7 +408,7 @@ func (l *loop) process(c *conn) bool {
 	}
 	ran, busy := 0, false
 	if k > 0 {
-		lc.parsed = l.now
+		lc.began = l.now
 		ran, busy = c.runBatch(l.ctx, l.cmds[:k])
 		if ran < k {
 			// Stopped early: the rest is parsed again next time.

@@ -13,8 +13,8 @@ import (
 type loop struct{}
 
 type loopConn struct {
-	stats  []doneCmd
-	parsed time.Time
+	stats []doneCmd
+	began time.Time
 }
 
 func newLoop(*Server, context.Context) *loop { return nil }
