@@ -126,6 +126,19 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
+// BenchmarkPutSameKey: in-memory puts (sync none) of one coordinate,
+// over and over, as a counter or redis-benchmark's one key is written.
+func BenchmarkPutSameKey(b *testing.B) {
+	ns, _ := loaded(b)
+	val := make([]byte, 3)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ns.Put(ctx, []int32{1, 2, 3}, val); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // bulkPoints are the million random points of PEERS.md's bulk load.
 func bulkPoints() ([][3]int32, []byte) {
 	rng := rand.New(rand.NewPCG(3, 3))

@@ -85,7 +85,8 @@ func (x *index) put(c pkey, v []byte, lsn uint64) {
 	}
 	x.live[c] = slot{val: v, lsn: lsn}
 	x.bytes += int64(len(v))
-	x.pending.add(vitem{c: c, val: v, lsn: lsn})
+	x.pending.push(vitem{c: c, val: v, lsn: lsn})
+	x.bound()
 }
 
 // del removes the value at c and reports whether there was one.
@@ -96,14 +97,35 @@ func (x *index) del(c pkey, lsn uint64) bool {
 	}
 	x.bytes -= int64(len(old.val))
 	delete(x.live, c)
-	x.pending.add(vitem{c: c, lsn: lsn | tombBit})
+	x.pending.push(vitem{c: c, lsn: lsn | tombBit})
+	x.bound()
 	return true
 }
 
+// pendingSlack is how many items pending may hold beyond twice the live
+// values before a write seals it (bound).
+const pendingSlack = 64 << 10
+
+// bound seals pending once it holds more than twice as many items as
+// there are live values, plus pendingSlack. Pending gains an item per
+// write, and only ordered reads and checkpoints (every 64 MiB of log)
+// emptied it: a key written over and over, or keys put and deleted in
+// turn, made it millions of 96-byte items for a few live values, each
+// item pinning its value and scanned by every GC cycle. A load of new
+// keys never reaches the bound (each item is a live value), so it still
+// seals once, at its end. The seal is work every batch needs anyway, and
+// the sort of many writes to few keys is cheap: equal keys come out in
+// order.
+func (x *index) bound() {
+	if x.pending.n > 2*len(x.live)+pendingSlack {
+		x.seal()
+	}
+}
+
 // seal moves pending into the tree. The caller holds the namespace's
-// write lock. Pending is unbounded between ordered reads: a write-only
-// stretch costs no ordering work at all until a scan, snapshot or
-// checkpoint (which the log size triggers) asks for it.
+// write lock. A write-only stretch of new keys costs no ordering work
+// until a scan, snapshot or checkpoint (which the log size triggers)
+// asks for it; writes over the same keys are sealed when bound says.
 func (x *index) seal() {
 	if x.pending.n == 0 {
 		return
@@ -168,6 +190,19 @@ func (l *pendingList) add(it vitem) {
 	c := &l.chunks[l.n/pendingChunk]
 	*c = append(*c, it)
 	l.n++
+}
+
+// push adds a write: in place of the last item if that is a write to
+// the same key, since a seal keeps only a key's last write anyway, so
+// that a key written again and again takes one item.
+func (l *pendingList) push(it vitem) {
+	if l.n > 0 {
+		if last := l.at(int32(l.n - 1)); last.c == it.c {
+			*last = it
+			return
+		}
+	}
+	l.add(it)
 }
 
 func (l *pendingList) at(i int32) *vitem {
