@@ -191,6 +191,9 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	}
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(o.NodeID)
+	// Pre-vote stays on (Raft's default): a node cut off from the
+	// leader alone must not raise its term and depose the leader when
+	// the link heals (TestPartitionBridge).
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = o.HeartbeatTimeout, o.ElectionTimeout, o.LeaderLease
 	cfg.SnapshotThreshold = o.SnapshotThreshold
 	if o.SnapshotInterval > 0 {

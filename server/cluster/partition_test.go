@@ -414,6 +414,80 @@ func TestPartitionFollower(t *testing.T) {
 	r.finish(ctx, t, c, addrs)
 }
 
+// TestPartitionBridge: 3 nodes, each in its own network namespace,
+// under TestLinearizable's clients and journal. Only the link between
+// the leader and one follower is cut, for real; the other follower
+// still reaches both, a bridge between them. The leader and the bridge
+// are a majority, so clients' writes must go on being acknowledged for
+// the whole cut (3 s, six heartbeat timeouts). The cut-off follower
+// hears no heartbeat and asks for votes, which the bridge refuses while
+// it hears the leader; with pre-vote, asking does not raise its term,
+// so when the link heals it follows the leader instead of deposing it.
+// It acknowledges no PUT and serves no read beyond --max-stale, as in
+// TestPartitionFollower; healed, it catches up. Every acknowledged write
+// is on every node at the end, and porcupine finds the history
+// linearizable.
+//
+// Break: turn pre-vote off (cfg.PreVoteDisabled in NewNode) -> "n2, cut
+// off from the leader, raised its term from 2 to 5", and the heal cost
+// two elections (term 7 at the end, three writes of unknown outcome).
+// The read and write breaks of TestPartitionFollower apply here too.
+func TestPartitionBridge(t *testing.T) {
+	lab := newNetLab(t, 3)
+	c := newClusterIn(t, lab, 3, "--max-stale", partitionMaxStale.String())
+	addrs := c.addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+20**cycles)*time.Second)
+	defer cancel()
+	r := newLinRun(ctx, t, addrs)
+	stop := r.start(ctx, addrs)
+	r.waitAckAfter(t, r.h.now())
+
+	index := func(n *node) int { return slices.Index(c.nodes, n) }
+	for cycle := range *cycles {
+		l := c.leaderOf()
+		if l == nil {
+			t.Fatal("no leader")
+		}
+		fs := c.followers(2)
+		f, bridge := fs[cycle%2], fs[(cycle+1)%2]
+		m, err := info(l.resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := r.h.now()
+		lab.drop(index(l), index(f), true)
+		lab.drop(index(f), index(l), true)
+		key := 3000 + cycle
+		w := watchCut(ctx, t, r, []*node{f}, key, "after")
+		w.acked.Store(majorityWrite(ctx, t, r, []*node{l, bridge}, key, "after"))
+		// Writes go on being acknowledged through the cut, and the
+		// leader keeps its term.
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+			r.waitAckAfter(t, r.h.now())
+			time.Sleep(100 * time.Millisecond)
+		}
+		w.stop()
+		mf, err := info(f.resp)
+		if err != nil {
+			t.Fatalf("%s during the cut: %v", f.id, err)
+		}
+		if term(mf) > term(m)+1 {
+			t.Errorf("cycle %d: %s, cut off from the leader, raised its term from %d to %d: it would depose the leader when the link heals", cycle, f.id, term(m), term(mf))
+		}
+		r.h.note("nemesis", fmt.Sprintf("cut %s from %s; %s bridges", l.id, f.id, bridge.id), t0, r.h.now())
+		t.Logf("cycle %d: cut leader %s from %s, %s bridging; term %d, %d on %s at the end of the cut", cycle, l.id, f.id, bridge.id, term(m), term(mf), f.id)
+
+		t1 := r.h.now()
+		lab.heal()
+		waitRejoined(t, f, term(m), r.ns, key, "after")
+		r.h.note("nemesis", fmt.Sprintf("heal; %s catches up", f.id), t1, r.h.now())
+		r.waitAckAfter(t, r.h.now())
+	}
+	time.Sleep(300 * time.Millisecond)
+	stop()
+	r.finish(ctx, t, c, addrs)
+}
+
 // addrs returns the nodes' client addresses.
 func (c *testCluster) addrs() []string {
 	var a []string
