@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/cubelinux/cube/engine/curve"
 	"github.com/tidwall/btree"
 )
@@ -132,8 +129,8 @@ func (x *index) seal() {
 	}
 	p := &x.pending
 	dims := x.curve.Dims()
-	// Sort small (key, position) pairs, not the 96-byte items: the
-	// position breaks ties so that the later write to a key wins.
+	// Sort small (key, position) pairs, not the 96-byte items, stably,
+	// so that of a key's writes the later one comes last and wins.
 	order := make([]sortKey, 0, p.n)
 	for _, c := range p.chunks {
 		for i := range c {
@@ -141,12 +138,7 @@ func (x *index) seal() {
 			order = append(order, sortKey{key: c[i].key, pos: int32(len(order))})
 		}
 	}
-	slices.SortFunc(order, func(a, b sortKey) int {
-		if c := a.key.Compare(b.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.pos, b.pos)
-	})
+	sortKeys(order)
 	// Keep the last write of each key.
 	w := 0
 	for i := range order {
