@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cubelinux/cube"
 )
@@ -23,7 +24,10 @@ import (
 func TestGeoJS(t *testing.T) {
 	for _, mode := range []string{"in-process", "worker"} {
 		t.Run(mode, func(t *testing.T) {
-			var o cube.Options
+			// The script's 600 puts are host calls (across processes, for
+			// the worker): room for a busy machine under -race, as this
+			// tests degrees and distances, not speed.
+			o := cube.Options{Limits: cube.Limits{Timeout: 20 * time.Second}}
 			if mode == "worker" {
 				t.Setenv("CUBE_TEST_JS_WORKER", filepath.Join(t.TempDir(), "worker-ran"))
 				o.JSWorker = []string{os.Args[0], "-test.run=^TestJSWorkerChild$"}
