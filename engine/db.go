@@ -268,7 +268,11 @@ func (db *DB) applyRecovered(o *op, lsn uint64) error {
 	if o.dims != 0 && o.dims != ns.dims {
 		return base.Corruptf("", 0, "op with %d dims on namespace %q of %d", o.dims, ns.name, ns.dims)
 	}
+	// Under the lock, though nothing else reads the store yet: a write
+	// may hand a batch to a background seal, which installs under it.
+	ns.mu.Lock()
 	ns.apply(o, lsn, true)
+	ns.mu.Unlock()
 	return nil
 }
 

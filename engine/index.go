@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/cubelinux/cube/engine/curve"
 	"github.com/tidwall/btree"
 )
@@ -53,8 +56,12 @@ type slot struct {
 
 type index struct {
 	curve   *curve.Curve
+	mu      *sync.RWMutex // the namespace's: a background seal installs under it
 	live    map[pkey]slot
 	pending pendingList
+	sealing *pendingList          // the batch a background seal is ordering, or nil
+	gen     uint64                // counts changes to tree, tombs, base and delta
+	sealed  func(installing bool) // tests: a background seal calls it before it installs (true) and after (false)
 	tree    *btree.BTreeG[vitem]
 	tombs   []curve.Key          // keys of tombstones in tree, for purging
 	base    *run                 // snapshot region reads: the run ...
@@ -69,8 +76,9 @@ func newTree() *btree.BTreeG[vitem] {
 	return btree.NewBTreeGOptions(vitemLess, btree.Options{NoLocks: true, Degree: 48})
 }
 
-func (x *index) init(c *curve.Curve) {
+func (x *index) init(c *curve.Curve, mu *sync.RWMutex) {
 	x.curve = c
+	x.mu = mu
 	x.live = make(map[pkey]slot)
 	x.tree = newTree()
 }
@@ -100,8 +108,8 @@ func (x *index) del(c pkey, lsn uint64) bool {
 }
 
 // pendingSlack is how many items pending may hold beyond twice the live
-// values before a write seals it (bound).
-const pendingSlack = 64 << 10
+// values before a write seals it (bound). A variable for tests.
+var pendingSlack = 64 << 10
 
 // bound seals pending once it holds more than twice as many items as
 // there are live values, plus pendingSlack. Pending gains an item per
@@ -110,32 +118,89 @@ const pendingSlack = 64 << 10
 // turn, made it millions of 96-byte items for a few live values, each
 // item pinning its value and scanned by every GC cycle. A load of new
 // keys never reaches the bound (each item is a live value), so it still
-// seals once, at its end. The seal is work every batch needs anyway, and
-// the sort of many writes to few keys is cheap: equal keys come out in
-// order.
+// seals once, at its end.
+//
+// The seal runs in the background (sealAsync): done here, under the
+// namespace's write lock, it stopped every write and read of the
+// namespace for as long as it took (up to 200 ms for 264 K writes over
+// 100 K keys). Only if pending outgrows the bound twice over while one
+// runs does a write seal here.
 func (x *index) bound() {
-	if x.pending.n > 2*len(x.live)+pendingSlack {
+	n, limit := x.pending.n, 2*len(x.live)+pendingSlack
+	switch {
+	case n <= limit:
+	case x.sealing == nil:
+		x.sealAsync()
+	case n > 2*limit:
 		x.seal()
 	}
 }
 
-// seal moves pending into the tree. The caller holds the namespace's
-// write lock. A write-only stretch of new keys costs no ordering work
-// until a scan, snapshot or checkpoint (which the log size triggers)
-// asks for it; writes over the same keys are sealed when bound says.
+// sealAsync hands pending to a background seal. The caller holds the
+// write lock. The seal orders the batch into a copy of the tree and of
+// the read view (copies are O(1): the trees are copy on write), and
+// installs them under the lock unless the index changed meanwhile: a
+// seal here (an ordered read, which seals the batch itself), or purged
+// tombstones. Then its work is dropped. The batch is not written to once
+// handed over, so both may read it at once.
+func (x *index) sealAsync() {
+	b := new(pendingList)
+	*b = x.pending
+	x.pending = pendingList{}
+	x.sealing = b
+	bg := &index{curve: x.curve, tree: x.tree.Copy(), tombs: slices.Clone(x.tombs), base: x.base}
+	if x.delta != nil {
+		bg.delta = x.delta.Copy()
+	}
+	gen, sealed := x.gen, x.sealed
+	go func() {
+		bg.sealList(b)
+		if sealed != nil {
+			sealed(true)
+		}
+		x.mu.Lock()
+		if x.sealing == b && x.gen == gen {
+			x.tree, x.tombs, x.base, x.delta = bg.tree, bg.tombs, bg.base, bg.delta
+			x.sealing = nil
+			x.gen++
+		}
+		x.mu.Unlock()
+		if sealed != nil {
+			sealed(false)
+		}
+	}()
+}
+
+// seal moves pending, and the batch of a background seal if one is
+// running, into the tree. The caller holds the namespace's write lock. A
+// write-only stretch of new keys costs no ordering work until a scan,
+// snapshot or checkpoint (which the log size triggers) asks for it;
+// writes over the same keys are sealed when bound says.
 func (x *index) seal() {
-	if x.pending.n == 0 {
+	if b := x.sealing; b != nil {
+		x.sealing = nil // the background seal's work is dropped
+		x.sealList(b)
+	}
+	if x.pending.n > 0 {
+		x.sealList(&x.pending)
+		x.pending.reset()
+	}
+}
+
+// sealList moves p's items into the tree and the read view. It reads p
+// and writes nothing to it.
+func (x *index) sealList(p *pendingList) {
+	if p.n == 0 {
 		return
 	}
-	p := &x.pending
+	x.gen++
 	dims := x.curve.Dims()
 	// Sort small (key, position) pairs, not the 96-byte items, stably,
 	// so that of a key's writes the later one comes last and wins.
 	order := make([]sortKey, 0, p.n)
 	for _, c := range p.chunks {
 		for i := range c {
-			c[i].key = x.curve.Encode(c[i].c[:dims])
-			order = append(order, sortKey{key: c[i].key, pos: int32(len(order))})
+			order = append(order, sortKey{key: x.curve.Encode(c[i].c[:dims]), pos: int32(len(order))})
 		}
 	}
 	sortKeys(order)
@@ -155,14 +220,20 @@ func (x *index) seal() {
 	} else {
 		var hint btree.PathHint
 		for _, o := range order {
-			it := *p.at(o.pos)
+			it := itemAt(p, o)
 			if it.tomb() {
 				x.tombs = append(x.tombs, it.key)
 			}
 			x.tree.SetHint(it, &hint)
 		}
 	}
-	p.reset()
+}
+
+// itemAt is the pending item o points to, with its curve key.
+func itemAt(p *pendingList, o sortKey) vitem {
+	it := *p.at(o.pos)
+	it.key = o.key
+	return it
 }
 
 // pendingList is an append-only list in fixed chunks, so that growing it
@@ -234,14 +305,14 @@ func (x *index) rebuild(p *pendingList, order []sortKey) {
 	// flush emits pending items with keys below k (all when k is nil).
 	flush := func(k *curve.Key) {
 		for ; j < len(order) && (k == nil || order[j].key.Less(*k)); j++ {
-			emit(*p.at(order[j].pos))
+			emit(itemAt(p, order[j]))
 		}
 	}
 	x.tombs = x.tombs[:0]
 	x.tree.Scan(func(old vitem) bool {
 		flush(&old.key)
 		if j < len(order) && order[j].key == old.key {
-			emit(*p.at(order[j].pos)) // the newer write replaces it (a delete becomes a tombstone)
+			emit(itemAt(p, order[j])) // the newer write replaces it (a delete becomes a tombstone)
 			j++
 		} else {
 			emit(old)
@@ -254,6 +325,7 @@ func (x *index) rebuild(p *pendingList, order []sortKey) {
 
 // purgeTombs drops tombstones that a durable checkpoint at lsn covers.
 func (x *index) purgeTombs(lsn uint64) {
+	x.gen++
 	keep := x.tombs[:0]
 	for _, k := range x.tombs {
 		it, ok := x.tree.Get(vitem{key: k})

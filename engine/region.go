@@ -201,7 +201,7 @@ func (ns *Namespace) frozenView(ctx context.Context) (readView, error) {
 	var v readView
 	var lsn uint64
 	ns.mu.RLock()
-	quiet := ns.idx.pending.n == 0 && ns.idx.delta == nil
+	quiet := ns.idx.pending.n == 0 && ns.idx.sealing == nil && ns.idx.delta == nil
 	if quiet {
 		v.base, lsn = ns.idx.base, ns.lastLSN.Load()
 	}

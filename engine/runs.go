@@ -89,7 +89,7 @@ func (x *index) sealRun(p *pendingList, order []sortKey) {
 		}
 		var hint btree.PathHint
 		for _, o := range order {
-			x.delta.SetHint(*p.at(o.pos), &hint)
+			x.delta.SetHint(itemAt(p, o), &hint)
 		}
 		return
 	}
@@ -106,7 +106,7 @@ func mergeRun(base *run, delta *btree.BTreeG[vitem], p *pendingList, order []sor
 		r := &run{dims: dims, keys: make([]curve.Key, 0, len(order)), coords: make([]int32, 0, len(order)*dims), vals: make([][]byte, 0, len(order))}
 		for _, o := range order {
 			if it := p.at(o.pos); !it.tomb() {
-				r.keys = append(r.keys, it.key)
+				r.keys = append(r.keys, o.key)
 				r.coords = append(r.coords, it.c[:dims]...)
 				r.vals = append(r.vals, it.val)
 			}
@@ -118,7 +118,7 @@ func mergeRun(base *run, delta *btree.BTreeG[vitem], p *pendingList, order []sor
 	j := 0
 	take := func(k *curve.Key) { // pending items with keys below k (all when k is nil)
 		for ; j < len(order) && (k == nil || keyLess(&order[j].key, k)); j++ {
-			upd = append(upd, *p.at(order[j].pos))
+			upd = append(upd, itemAt(p, order[j]))
 		}
 	}
 	if delta != nil {
@@ -126,7 +126,7 @@ func mergeRun(base *run, delta *btree.BTreeG[vitem], p *pendingList, order []sor
 		delta.Scan(func(it vitem) bool {
 			take(&it.key)
 			if j < len(order) && order[j].key == it.key {
-				upd = append(upd, *p.at(order[j].pos))
+				upd = append(upd, itemAt(p, order[j]))
 				j++
 			} else {
 				upd = append(upd, it)
