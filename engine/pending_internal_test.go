@@ -39,7 +39,7 @@ func TestPendingIsBounded(t *testing.T) {
 			t.Fatalf("pending holds %d items for %d live values (bound %d)", n, len(ns.idx.live), limit)
 		}
 	}
-	const hot, churn = 300_000, 100_000
+	const hot, churn = 100_000, 80_000
 	for i := range hot {
 		c := []int32{7, 7}
 		if i%10 == 9 {
