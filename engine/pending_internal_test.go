@@ -160,20 +160,25 @@ func TestBackgroundSeal(t *testing.T) {
 			t.Fatalf("%s: region holds %d values, want %d; key 100 %q (want %q), key 3 %q (want %q)", when, len(got), len(want), got[100], want[100], got[3], want[3])
 		}
 	}
-	put(100, "early")
-	i := 0
-	for ; ; i++ {
-		put(int32(i%10), fmt.Sprintf("v%d", i))
-		ns.mu.RLock()
-		handed := ns.idx.sealing != nil
-		ns.mu.RUnlock()
-		if handed {
-			break
-		}
-		if i > 10_000 {
-			t.Fatal("no background seal after 10,000 writes over 10 keys")
+	// untilHanded writes over 10 keys until a write hands pending to a
+	// background seal.
+	untilHanded := func(prefix string) {
+		t.Helper()
+		for i := 0; ; i++ {
+			put(int32(i%10), fmt.Sprintf("%s%d", prefix, i))
+			ns.mu.RLock()
+			handed := ns.idx.sealing != nil
+			ns.mu.RUnlock()
+			if handed {
+				return
+			}
+			if i > 10_000 {
+				t.Fatal("no background seal after 10,000 writes over 10 keys")
+			}
 		}
 	}
+	put(100, "early")
+	untilHanded("v")
 	<-held
 	// Writes do not wait for the seal.
 	for j := range 50 {
@@ -185,15 +190,7 @@ func TestBackgroundSeal(t *testing.T) {
 	check("after the held seal let go")
 
 	hold = false
-	for j := 0; ; j++ {
-		put(int32(j%10), fmt.Sprintf("w%d", j))
-		ns.mu.RLock()
-		handed := ns.idx.sealing != nil
-		ns.mu.RUnlock()
-		if handed {
-			break
-		}
-	}
+	untilHanded("w")
 	<-done
 	ns.mu.RLock()
 	installed := ns.idx.sealing == nil && ns.idx.pending.n == 0

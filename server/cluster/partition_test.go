@@ -403,11 +403,7 @@ func TestPartitionFollower(t *testing.T) {
 		}
 		t.Logf("cycle %d: %s cut off with its log at %d; the leader's snapshot is at %d", cycle, f.id, last, snap)
 
-		t1 := r.h.now()
-		lab.heal()
-		waitRejoined(t, f, term(m), r.ns, key, "after")
-		r.h.note("nemesis", fmt.Sprintf("heal; %s catches up", f.id), t1, r.h.now())
-		r.waitAckAfter(t, r.h.now())
+		healCaughtUp(t, r, lab, f, term(m), key)
 	}
 	time.Sleep(300 * time.Millisecond)
 	stop()
@@ -477,15 +473,23 @@ func TestPartitionBridge(t *testing.T) {
 		r.h.note("nemesis", fmt.Sprintf("cut %s from %s; %s bridges", l.id, f.id, bridge.id), t0, r.h.now())
 		t.Logf("cycle %d: cut leader %s from %s, %s bridging; term %d, %d on %s at the end of the cut", cycle, l.id, f.id, bridge.id, term(m), term(mf), f.id)
 
-		t1 := r.h.now()
-		lab.heal()
-		waitRejoined(t, f, term(m), r.ns, key, "after")
-		r.h.note("nemesis", fmt.Sprintf("heal; %s catches up", f.id), t1, r.h.now())
-		r.waitAckAfter(t, r.h.now())
+		healCaughtUp(t, r, lab, f, term(m), key)
 	}
 	time.Sleep(300 * time.Millisecond)
 	stop()
 	r.finish(ctx, t, c, addrs)
+}
+
+// healCaughtUp heals the lab's network and waits until f follows a
+// leader of minTerm or later and holds key's "after", and until the
+// clients' writes are acknowledged again.
+func healCaughtUp(t *testing.T, r *linRun, lab *netLab, f *node, minTerm uint64, key int) {
+	t.Helper()
+	t1 := r.h.now()
+	lab.heal()
+	waitRejoined(t, f, minTerm, r.ns, key, "after")
+	r.h.note("nemesis", fmt.Sprintf("heal; %s catches up", f.id), t1, r.h.now())
+	r.waitAckAfter(t, r.h.now())
 }
 
 // addrs returns the nodes' client addresses.
