@@ -76,7 +76,7 @@ func (cl *call) coords(trailing int, optional bool, what ...string) (*cube.Names
 	}
 	d := ns.Dims()
 	for i, w := range what {
-		if cs[i], err = cl.coord(2+i*d, d, w); err != nil {
+		if cs[i], err = cl.coord(2+i*d, w, cl.buf[i][:d]); err != nil {
 			return nil, cs, err
 		}
 	}
@@ -90,13 +90,13 @@ func plural(n int) string {
 	return "s"
 }
 
-// coord parses d integers starting at args[i] or, in a geo namespace,
-// a longitude and a latitude in decimal degrees.
-func (cl *call) coord(i, d int, what string) ([]int32, error) {
+// coord parses len(c) integers starting at args[i] or, in a geo
+// namespace, a longitude and a latitude in decimal degrees, into c.
+func (cl *call) coord(i int, what string, c []int32) ([]int32, error) {
+	d := len(c)
 	if cl.geo {
-		return cl.degrees(i, what)
+		return cl.degrees(i, what, c)
 	}
-	c := make([]int32, d)
 	for k := range d {
 		v, err := strconv.ParseInt(string(cl.args[i+k]), 10, 32)
 		if err != nil {
@@ -111,13 +111,12 @@ func (cl *call) coord(i, d int, what string) ([]int32, error) {
 }
 
 // degrees parses a longitude and a latitude in decimal degrees at
-// args[i], exactly (cube.ParseDegrees: at most 7 decimals are kept), and
-// checks their ranges.
-func (cl *call) degrees(i int, what string) ([]int32, error) {
+// args[i], exactly (cube.ParseDegrees: at most 7 decimals are kept),
+// into c (of length 2), and checks their ranges.
+func (cl *call) degrees(i int, what string, c []int32) ([]int32, error) {
 	if what != "" {
 		what += " "
 	}
-	c := make([]int32, 2)
 	for k, axis := range []struct {
 		name string
 		max  int32

@@ -5,7 +5,6 @@ import (
 	"iter"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/server/internal/resp"
 )
 
 // PUT ns c1..cd value
@@ -14,14 +13,16 @@ func prepPut(cl *call) (*cube.Namespace, txOp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, v := cs[0], cl.args[len(cl.args)-1]
-	return ns, func(tx *cube.Tx, w *resp.Writer) error {
-		if err := tx.Put(c, v); err != nil {
-			return err
-		}
-		w.OK()
-		return nil
-	}, nil
+	cl.at[0] = cs[0]
+	return ns, putOp, nil
+}
+
+func putOp(cl *call, tx *cube.Tx) error {
+	if err := tx.Put(cl.at[0], cl.args[len(cl.args)-1]); err != nil {
+		return err
+	}
+	cl.w.OK()
+	return nil
 }
 
 // GET ns c1..cd
@@ -48,15 +49,17 @@ func prepDel(cl *call) (*cube.Namespace, txOp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := cs[0]
-	return ns, func(tx *cube.Tx, w *resp.Writer) error {
-		ok, err := tx.Delete(c)
-		if err != nil {
-			return err
-		}
-		w.Flag(ok)
-		return nil
-	}, nil
+	cl.at[0] = cs[0]
+	return ns, delOp, nil
+}
+
+func delOp(cl *call, tx *cube.Tx) error {
+	ok, err := tx.Delete(cl.at[0])
+	if err != nil {
+		return err
+	}
+	cl.w.Flag(ok)
+	return nil
 }
 
 // REGION ns min1..mind max1..maxd [LIMIT n] [COUNT]

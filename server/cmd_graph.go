@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/server/internal/resp"
 )
 
 // edge parses the opening LINK and UNLINK share: ns from(d) to(d) label,
@@ -43,13 +42,16 @@ func prepLink(cl *call) (*cube.Namespace, txOp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return ns, func(tx *cube.Tx, w *resp.Writer) error {
-		if err := tx.Link(from, to, label, weight, value); err != nil {
-			return err
-		}
-		w.OK()
-		return nil
-	}, nil
+	cl.at, cl.label, cl.weight, cl.value = [2][]int32{from, to}, label, weight, value
+	return ns, linkOp, nil
+}
+
+func linkOp(cl *call, tx *cube.Tx) error {
+	if err := tx.Link(cl.at[0], cl.at[1], cl.label, cl.weight, cl.value); err != nil {
+		return err
+	}
+	cl.w.OK()
+	return nil
 }
 
 // UNLINK ns from(d) to(d) label
@@ -58,14 +60,17 @@ func prepUnlink(cl *call) (*cube.Namespace, txOp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return ns, func(tx *cube.Tx, w *resp.Writer) error {
-		ok, err := tx.Unlink(from, to, label)
-		if err != nil {
-			return err
-		}
-		w.Flag(ok)
-		return nil
-	}, nil
+	cl.at, cl.label = [2][]int32{from, to}, label
+	return ns, unlinkOp, nil
+}
+
+func unlinkOp(cl *call, tx *cube.Tx) error {
+	ok, err := tx.Unlink(cl.at[0], cl.at[1], cl.label)
+	if err != nil {
+		return err
+	}
+	cl.w.Flag(ok)
+	return nil
 }
 
 // EDGES ns c(d) [OUT|IN|BOTH] [LABEL l]

@@ -61,6 +61,10 @@ type conn struct {
 	cl    call
 	items []writeItem
 	calls []call
+	// op is the write run is running; runOp and runItems are runOpTx
+	// and runItemsTx as values.
+	op              txOp
+	runOp, runItems func(*cube.Tx) error
 	// The last command and namespace this connection named (see lookup
 	// and call.ns).
 	cmdName []byte
@@ -105,6 +109,7 @@ func newConn(s *Server, nc net.Conn, tcp bool) *conn {
 		w:      resp.Writer{Proto: 2},
 		idle:   s.o.UnixIdleTimeout,
 	}
+	c.runOp, c.runItems = c.runOpTx, c.runItemsTx
 	if tcp {
 		c.idle = s.o.IdleTimeout
 		c.authBy = time.Now().Add(s.o.AuthTimeout)
@@ -469,7 +474,9 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool)
 		var ns *cube.Namespace
 		ns, op, err = cmd.prep(cl)
 		if err == nil {
-			err = c.update(ctx, ns, func(tx *cube.Tx) error { return op(tx, &c.w) })
+			c.op = op
+			err = c.update(ctx, ns, c.runOp)
+			c.op = nil
 			if errors.Is(err, cube.ErrBusy) {
 				c.w.B = c.w.B[:mark]
 				return true
@@ -489,9 +496,36 @@ func (c *conn) run(ctx context.Context, cmd *Command, args [][]byte) (busy bool)
 	return false
 }
 
+// runOp and runItems are what a write's transaction runs: c.op with the
+// connection's call (run), or c.items (runWrites). Methods taken as
+// values once, in newConn: a closure made for each command was an
+// allocation per write.
+func (c *conn) runOpTx(tx *cube.Tx) error { return c.op(&c.cl, tx) }
+
+func (c *conn) runItemsTx(tx *cube.Tx) error {
+	for _, it := range c.items {
+		if it.err != nil {
+			c.w.Error(errorText(it.err))
+			continue
+		}
+		// A failed op (a value over the limit, say) changed nothing;
+		// the others still commit.
+		m := c.w.Len()
+		if err := it.op(it.cl, tx); err != nil {
+			if isFatal(err) {
+				return err
+			}
+			c.w.B = c.w.B[:m]
+			c.w.Error(errorText(err))
+		}
+	}
+	return nil
+}
+
 // writeItem is one write of runWrites' transaction.
 type writeItem struct {
 	cmd *Command
+	cl  *call
 	op  txOp
 	err error
 }
@@ -518,7 +552,7 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) (busy bool) {
 		cl := &c.calls[k]
 		*cl = call{ctx: ctx, s: c.s, c: c, cmd: cmd, args: args, w: &c.w}
 		n, op, err := cmd.prep(cl)
-		items[k].op, items[k].err = op, err
+		items[k].cl, items[k].op, items[k].err = cl, op, err
 		if err == nil {
 			ns = n
 			ops++
@@ -527,25 +561,7 @@ func (c *conn) runWrites(ctx context.Context, cmds [][][]byte) (busy bool) {
 	mark := c.w.Len()
 	var err error
 	if ops > 0 {
-		err = c.update(ctx, ns, func(tx *cube.Tx) error {
-			for _, it := range items {
-				if it.err != nil {
-					c.w.Error(errorText(it.err))
-					continue
-				}
-				// A failed op (a value over the limit, say) changed
-				// nothing; the others still commit.
-				m := c.w.Len()
-				if err := it.op(tx, &c.w); err != nil {
-					if isFatal(err) {
-						return err
-					}
-					c.w.B = c.w.B[:m]
-					c.w.Error(errorText(err))
-				}
-			}
-			return nil
-		})
+		err = c.update(ctx, ns, c.runItems)
 	} else {
 		for _, it := range items {
 			c.w.Error(errorText(it.err))

@@ -46,7 +46,7 @@ type Command struct {
 
 // txOp is a write prepared from parsed arguments, run inside a
 // transaction; it appends its reply to w.
-type txOp func(tx *cube.Tx, w *resp.Writer) error
+type txOp func(cl *call, tx *cube.Tx) error
 
 // call is one command being run.
 type call struct {
@@ -57,6 +57,14 @@ type call struct {
 	args [][]byte
 	w    *resp.Writer
 	geo  bool // the command's namespace is geographic: coordinates in degrees (set by ns)
+	// What a write's prep parsed, for its txOp: coordinates (in buf: a
+	// command's coordinates take no allocation), and a link's label,
+	// weight and value.
+	at     [2][]int32
+	buf    [2][cube.MaxDims]int32
+	label  string
+	weight float64
+	value  []byte
 }
 
 // Commands returns the command table, in HELP order.
