@@ -137,17 +137,24 @@ func (x *index) bound() {
 }
 
 // sealAsync hands pending to a background seal. The caller holds the
-// write lock. The seal orders the batch into a copy of the tree and of
-// the read view (copies are O(1): the trees are copy on write), and
-// installs them under the lock unless the index changed meanwhile: a
-// seal here (an ordered read, which seals the batch itself), or purged
-// tombstones. Then its work is dropped. The batch is not written to once
-// handed over, so both may read it at once.
+// write lock.
 func (x *index) sealAsync() {
 	b := new(pendingList)
 	*b = x.pending
 	x.pending = pendingList{}
 	x.sealing = b
+	x.sealBackground(b)
+}
+
+// sealBackground orders b, the batch handed over, into a copy of the
+// tree and of the read view (copies are O(1): the trees are copy on
+// write), and installs them under the lock if the index has not changed
+// meanwhile. If a seal here took the batch (an ordered read, which seals
+// it itself), the work is dropped; if only the tree changed (purged
+// tombstones), it starts over from the tree as it is. The batch is not
+// written to once handed over, so both may read it at once. The caller
+// holds the write lock.
+func (x *index) sealBackground(b *pendingList) {
 	bg := &index{curve: x.curve, tree: x.tree.Copy(), tombs: slices.Clone(x.tombs), base: x.base}
 	if x.delta != nil {
 		bg.delta = x.delta.Copy()
@@ -159,10 +166,14 @@ func (x *index) sealAsync() {
 			sealed(true)
 		}
 		x.mu.Lock()
-		if x.sealing == b && x.gen == gen {
+		switch {
+		case x.sealing != b:
+		case x.gen == gen:
 			x.tree, x.tombs, x.base, x.delta = bg.tree, bg.tombs, bg.base, bg.delta
 			x.sealing = nil
 			x.gen++
+		default:
+			x.sealBackground(b)
 		}
 		x.mu.Unlock()
 		if sealed != nil {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cubelinux/cube/engine/vfs"
 )
@@ -114,7 +117,10 @@ func TestPendingIsBounded(t *testing.T) {
 // seal let go, key 3 read "v1013", a write from before the hand-over,
 // not "after43"), and with seal leaving the held batch to the
 // background (the ordered read lacked key 100, written only before the
-// batch was handed over).
+// batch was handed over). Then a held seal whose tree changed under it
+// (purged tombstones) must start over and install; seen failing with it
+// dropping its work instead ("no background seal ended started over
+// after a purge").
 func TestBackgroundSeal(t *testing.T) {
 	ctx := context.Background()
 	slack := pendingSlack
@@ -129,18 +135,30 @@ func TestBackgroundSeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{}, 4)
-	hold := true
+	// A seal holds before it installs while holding is set, until the
+	// test unlocks gate.
+	var gate sync.Mutex
+	var holding atomic.Bool
+	held, done := make(chan struct{}), make(chan struct{}, 4)
 	ns.mu.Lock()
 	ns.idx.sealed = func(installing bool) {
 		if !installing {
 			done <- struct{}{}
-		} else if hold {
+		} else if holding.Load() {
 			held <- struct{}{}
-			<-release
+			gate.Lock()
+			gate.Unlock()
 		}
 	}
 	ns.mu.Unlock()
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no background seal ended %s", what)
+		}
+	}
 	want := map[int32]string{}
 	put := func(k int32, v string) {
 		t.Helper()
@@ -181,6 +199,8 @@ func TestBackgroundSeal(t *testing.T) {
 		}
 	}
 	put(100, "early")
+	holding.Store(true)
+	gate.Lock()
 	untilHanded("v")
 	<-held
 	// Writes do not wait for the seal.
@@ -188,18 +208,38 @@ func TestBackgroundSeal(t *testing.T) {
 		put(int32(j%10), fmt.Sprintf("after%d", j))
 	}
 	check("an ordered read while the seal is held")
-	close(release)
-	<-done
+	gate.Unlock()
+	wait("after it was let go")
 	check("after the held seal let go")
 
-	hold = false
+	holding.Store(false)
 	untilHanded("w")
-	<-done
-	ns.mu.RLock()
-	installed := ns.idx.sealing == nil && ns.idx.pending.n == 0
-	ns.mu.RUnlock()
-	if !installed {
+	wait("when left alone")
+	installed := func() bool {
+		ns.mu.RLock()
+		defer ns.mu.RUnlock()
+		return ns.idx.sealing == nil && ns.idx.pending.n == 0
+	}
+	if !installed() {
 		t.Error("the background seal left alone did not install")
+	}
+	check("after a background seal installed")
+
+	// Tombstones purged while a seal is held: it starts over on the
+	// tree as it is, and installs.
+	holding.Store(true)
+	gate.Lock()
+	untilHanded("x")
+	<-held
+	ns.mu.Lock()
+	ns.idx.purgeTombs(0)
+	ns.mu.Unlock()
+	holding.Store(false)
+	gate.Unlock()
+	wait("after a purge")
+	wait("started over after a purge")
+	if !installed() {
+		t.Error("the background seal started over did not install")
 	}
 	check("after a background seal installed")
 }
