@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,9 +135,15 @@ func TestBackgroundSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A seal holds before it installs while holding is set, until the
-	// test unlocks gate.
-	var gate sync.Mutex
+	// test closes the channel in release.
 	var holding atomic.Bool
+	var release atomic.Pointer[chan struct{}]
+	hold := func() (let func()) {
+		ch := make(chan struct{})
+		release.Store(&ch)
+		holding.Store(true)
+		return func() { close(ch) }
+	}
 	held, done := make(chan struct{}), make(chan struct{}, 4)
 	ns.mu.Lock()
 	ns.idx.sealed = func(installing bool) {
@@ -146,8 +151,7 @@ func TestBackgroundSeal(t *testing.T) {
 			done <- struct{}{}
 		} else if holding.Load() {
 			held <- struct{}{}
-			gate.Lock()
-			gate.Unlock()
+			<-*release.Load()
 		}
 	}
 	ns.mu.Unlock()
@@ -199,8 +203,7 @@ func TestBackgroundSeal(t *testing.T) {
 		}
 	}
 	put(100, "early")
-	holding.Store(true)
-	gate.Lock()
+	let := hold()
 	untilHanded("v")
 	<-held
 	// Writes do not wait for the seal.
@@ -208,7 +211,7 @@ func TestBackgroundSeal(t *testing.T) {
 		put(int32(j%10), fmt.Sprintf("after%d", j))
 	}
 	check("an ordered read while the seal is held")
-	gate.Unlock()
+	let()
 	wait("after it was let go")
 	check("after the held seal let go")
 
@@ -227,15 +230,14 @@ func TestBackgroundSeal(t *testing.T) {
 
 	// Tombstones purged while a seal is held: it starts over on the
 	// tree as it is, and installs.
-	holding.Store(true)
-	gate.Lock()
+	let = hold()
 	untilHanded("x")
 	<-held
 	ns.mu.Lock()
 	ns.idx.purgeTombs(0)
 	ns.mu.Unlock()
 	holding.Store(false)
-	gate.Unlock()
+	let()
 	wait("after a purge")
 	wait("started over after a purge")
 	if !installed() {
