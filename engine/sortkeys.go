@@ -9,6 +9,14 @@ import (
 // pass costs a 256-entry count however few items it moves.
 const radixMin = 512
 
+// compareSortKeys orders by curve key, then by position.
+func compareSortKeys(a, b sortKey) int {
+	if c := a.key.Compare(b.key); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.pos, b.pos)
+}
+
 // sortKeys sorts ks by curve key; items with equal keys keep their
 // order (seal appends them in write order, and the last write wins). A
 // seal's batch is mostly random keys, and comparing 32-byte keys through
@@ -20,12 +28,7 @@ const radixMin = 512
 // passes, not 32. It is stable, as this needs.
 func sortKeys(ks []sortKey) {
 	if len(ks) < radixMin {
-		slices.SortFunc(ks, func(a, b sortKey) int {
-			if c := a.key.Compare(b.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.pos, b.pos)
-		})
+		slices.SortFunc(ks, compareSortKeys)
 		return
 	}
 	var diff [4]uint64

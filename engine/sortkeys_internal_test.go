@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -42,12 +41,7 @@ func TestSortKeys(t *testing.T) {
 					ks[i] = sortKey{key: k, pos: int32(i)}
 				}
 				want := slices.Clone(ks)
-				slices.SortFunc(want, func(a, b sortKey) int {
-					if c := a.key.Compare(b.key); c != 0 {
-						return c
-					}
-					return cmp.Compare(a.pos, b.pos)
-				})
+				slices.SortFunc(want, compareSortKeys)
 				sortKeys(ks)
 				for i := range ks {
 					if ks[i] != want[i] {
@@ -82,12 +76,7 @@ func BenchmarkSortKeys(b *testing.B) {
 	b.Run("compare", func(b *testing.B) {
 		for b.Loop() {
 			copy(work, ks)
-			slices.SortFunc(work, func(a, b sortKey) int {
-				if c := a.key.Compare(b.key); c != 0 {
-					return c
-				}
-				return cmp.Compare(a.pos, b.pos)
-			})
+			slices.SortFunc(work, compareSortKeys)
 		}
 	})
 }

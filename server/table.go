@@ -44,8 +44,8 @@ type Command struct {
 	prep func(*call) (*cube.Namespace, txOp, error)
 }
 
-// txOp is a write prepared from parsed arguments, run inside a
-// transaction; it appends its reply to w.
+// txOp is a write whose prep parsed its arguments into cl, run inside
+// a transaction; it appends its reply to cl.w.
 type txOp func(cl *call, tx *cube.Tx) error
 
 // call is one command being run.

@@ -24,7 +24,7 @@ import (
 )
 
 var (
-	cycles = flag.Int("cluster.cycles", 1, "nemesis cycles of TestLinearizable (each SIGKILLs the leader, then a follower, then SIGSTOPs the leader for 2s) and partitions of TestPartitionLeader and TestPartitionFollower (CI runs 1; run long with e.g. -cluster.cycles=20)")
+	cycles = flag.Int("cluster.cycles", 1, "nemesis cycles of TestLinearizable (each SIGKILLs the leader, then a follower, then SIGSTOPs the leader for 2s) and partitions of the TestPartition tests (CI runs 1; run long with e.g. -cluster.cycles=20)")
 	nodes  = flag.String("cluster.nodes", "3,5", "cluster sizes TestLinearizable runs on, one after the other; on 5 nodes its nemesis takes down two at a time (run long on 5 with -cluster.nodes=5 -cluster.cycles=20)")
 )
 

@@ -222,7 +222,7 @@ func majorityWrite(ctx context.Context, t *testing.T, r *linRun, side []*node, k
 // and the others.
 func (c *testCluster) sides(small ...*node) (in, out []int, rest []*node) {
 	for i, n := range c.nodes {
-		if containsNode(small, n) {
+		if slices.Contains(small, n) {
 			in = append(in, i)
 		} else {
 			out = append(out, i)
@@ -230,15 +230,6 @@ func (c *testCluster) sides(small ...*node) (in, out []int, rest []*node) {
 		}
 	}
 	return in, out, rest
-}
-
-func containsNode(ns []*node, n *node) bool {
-	for _, m := range ns {
-		if m == n {
-			return true
-		}
-	}
-	return false
 }
 
 // waitRejoined waits until n knows a leader of term minTerm or later
@@ -296,12 +287,7 @@ func waitRejoined(t *testing.T, n *node, minTerm uint64, ns string, key int, v s
 func TestPartitionLeader(t *testing.T) {
 	lab := newNetLab(t, 5)
 	c := newClusterIn(t, lab, 5, "--max-stale", partitionMaxStale.String(), "--raft-leader-lease", "500ms")
-	addrs := c.addrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+30**cycles)*time.Second)
-	defer cancel()
-	r := newLinRun(ctx, t, addrs)
-	stop := r.start(ctx, addrs)
-	r.waitAckAfter(t, r.h.now())
+	ctx, r, done := partitionRun(t, c, 30*time.Second)
 
 	for cycle := range *cycles {
 		old := c.leaderOf()
@@ -338,9 +324,7 @@ func TestPartitionLeader(t *testing.T) {
 		r.h.note("nemesis", "heal; the cut-off nodes follow the leader and hold its write", t1, r.h.now())
 		r.waitAckAfter(t, r.h.now())
 	}
-	time.Sleep(300 * time.Millisecond)
-	stop()
-	r.finish(ctx, t, c, addrs)
+	done()
 }
 
 // TestPartitionFollower: 3 nodes, each in its own network namespace,
@@ -368,12 +352,7 @@ func TestPartitionFollower(t *testing.T) {
 	// TestLinearizable: the cut-off follower catches up by snapshot.
 	c := newClusterIn(t, lab, 3, "--max-stale", partitionMaxStale.String(),
 		"--raft-snapshot-threshold", "200", "--raft-trailing-logs", "50", "--raft-snapshot-interval", "200ms")
-	addrs := c.addrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+20**cycles)*time.Second)
-	defer cancel()
-	r := newLinRun(ctx, t, addrs)
-	stop := r.start(ctx, addrs)
-	r.waitAckAfter(t, r.h.now())
+	ctx, r, done := partitionRun(t, c, 20*time.Second)
 
 	for cycle := range *cycles {
 		fs := c.followers(2)
@@ -405,9 +384,7 @@ func TestPartitionFollower(t *testing.T) {
 
 		healCaughtUp(t, r, lab, f, term(m), key)
 	}
-	time.Sleep(300 * time.Millisecond)
-	stop()
-	r.finish(ctx, t, c, addrs)
+	done()
 }
 
 // TestPartitionBridge: 3 nodes, each in its own network namespace,
@@ -431,12 +408,7 @@ func TestPartitionFollower(t *testing.T) {
 func TestPartitionBridge(t *testing.T) {
 	lab := newNetLab(t, 3)
 	c := newClusterIn(t, lab, 3, "--max-stale", partitionMaxStale.String())
-	addrs := c.addrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+20**cycles)*time.Second)
-	defer cancel()
-	r := newLinRun(ctx, t, addrs)
-	stop := r.start(ctx, addrs)
-	r.waitAckAfter(t, r.h.now())
+	ctx, r, done := partitionRun(t, c, 20*time.Second)
 
 	index := func(n *node) int { return slices.Index(c.nodes, n) }
 	for cycle := range *cycles {
@@ -475,9 +447,27 @@ func TestPartitionBridge(t *testing.T) {
 
 		healCaughtUp(t, r, lab, f, term(m), key)
 	}
-	time.Sleep(300 * time.Millisecond)
-	stop()
-	r.finish(ctx, t, c, addrs)
+	done()
+}
+
+// partitionRun starts TestLinearizable's clients and journal on c, with
+// a deadline of a minute plus perCycle for each cycle, and waits for
+// their first acknowledged write. done stops the clients, and checks
+// that every acknowledged write is on every node and that the history
+// is linearizable.
+func partitionRun(t *testing.T, c *testCluster, perCycle time.Duration) (ctx context.Context, r *linRun, done func()) {
+	t.Helper()
+	addrs := c.addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+time.Duration(*cycles)*perCycle)
+	t.Cleanup(cancel)
+	r = newLinRun(ctx, t, addrs)
+	stop := r.start(ctx, addrs)
+	r.waitAckAfter(t, r.h.now())
+	return ctx, r, func() {
+		time.Sleep(300 * time.Millisecond)
+		stop()
+		r.finish(ctx, t, c, addrs)
+	}
 }
 
 // healCaughtUp heals the lab's network and waits until f follows a
