@@ -61,8 +61,8 @@ type Options struct {
 	// RESPAddr is where clients reach this node's daemon
 	// (cube serve --listen): the address a follower's redirect gives.
 	RESPAddr string
-	// Dir holds Raft's log and stable store (raft.db, bbolt) and its
-	// snapshots.
+	// Dir holds Raft's log (raft-log), its term and vote (raft.db,
+	// bbolt) and its snapshots.
 	Dir string
 	// Join is the RESP address of a member, which this node asks
 	// (CLUSTER.JOIN, following redirects) to add it, if Dir holds no
@@ -105,7 +105,8 @@ type Node struct {
 	db    *cube.DB
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
-	logs  *raftboltdb.BoltStore
+	logs  *walStore
+	state *raftboltdb.BoltStore
 	fsm   *fsm
 	rd    reads
 	prop  proposer
@@ -163,30 +164,44 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Output: o.LogOutput, Level: hclog.Warn})
-	// The free list is not written at each commit (bbolt rebuilds it
-	// from the pages as the file opens, as etcd has it): Raft's log
-	// frees the pages of every entry it compacts away, so a list
-	// written in full at each log write grows with the trailing log.
-	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db"),
+	// raft.db (bbolt) keeps Raft's term and vote, written at elections;
+	// its log is walStore, which syncs once per append (logstore.go).
+	// A build before it kept the log in raft.db too: migrateLogs moves
+	// it. bbolt's free list is not written at each commit (it rebuilds
+	// it from the pages as the file opens, as etcd has it).
+	state, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db"),
 		BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: open Raft's log in %s: %w", o.Dir, err)
+		return nil, fmt.Errorf("cluster: open Raft's state in %s: %w", o.Dir, err)
+	}
+	logs, err := openWALStore(filepath.Join(o.Dir, "raft-log"))
+	if err != nil {
+		state.Close()
+		return nil, err
+	}
+	if err := migrateLogs(state, logs); err != nil {
+		logs.Close()
+		state.Close()
+		return nil, err
 	}
 	// The leader sends followers the entries it has just written: from
-	// memory, not read back and decoded from bbolt.
+	// memory, not read back from the log and decoded.
 	cached, err := raft.NewLogCache(logCacheSize, logs)
 	if err != nil {
 		logs.Close()
+		state.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(o.Dir, 2, hl)
 	if err != nil {
 		logs.Close()
+		state.Close()
 		return nil, fmt.Errorf("cluster: snapshots in %s: %w", o.Dir, err)
 	}
 	trans, err := raft.NewTCPTransportWithLogger(o.RaftAddr, nil, 3, 10*time.Second, hl)
 	if err != nil {
 		logs.Close()
+		state.Close()
 		return nil, fmt.Errorf("cluster: Raft transport on %s: %w", o.RaftAddr, err)
 	}
 	cfg := raft.DefaultConfig()
@@ -204,13 +219,14 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	}
 	cfg.NoSnapshotRestoreOnStart = true // the store is durable on its own
 	cfg.Logger = hl
-	existing, err := raft.HasExistingState(logs, logs, snaps)
+	existing, err := raft.HasExistingState(logs, state, snaps)
 	if err != nil {
 		trans.Close()
 		logs.Close()
+		state.Close()
 		return nil, fmt.Errorf("cluster: read Raft's state: %w", err)
 	}
-	n := &Node{o: o, db: db, trans: trans, logs: logs, stop: make(chan struct{}),
+	n := &Node{o: o, db: db, trans: trans, logs: logs, state: state, stop: make(chan struct{}),
 		fsm: &fsm{db: db, snaps: snaps}}
 	n.prop.wake = make(chan struct{}, 1)
 	n.rd.epoch = time.Now()
@@ -222,10 +238,11 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		n.fsm.applied.Store(metas[0].Index)
 	}
 	db.SetReplicator(n)
-	r, err := raft.NewRaft(cfg, n.fsm, cached, logs, snaps, trans)
+	r, err := raft.NewRaft(cfg, n.fsm, cached, state, snaps, trans)
 	if err != nil {
 		trans.Close()
 		logs.Close()
+		state.Close()
 		return nil, fmt.Errorf("cluster: start Raft: %w", err)
 	}
 	n.raft = r
@@ -266,6 +283,9 @@ func (n *Node) Close() error {
 		n.wg.Wait()
 		n.trans.Close()
 		if e := n.logs.Close(); err == nil {
+			err = e
+		}
+		if e := n.state.Close(); err == nil {
 			err = e
 		}
 	})

@@ -16,10 +16,9 @@ import (
 //
 // A write of cube's is one small record. Given to Raft one record an
 // entry, each cost every node an encoding for its log and one for the
-// transport, a decoding, a key in its log's B+tree, a future and an
-// FSM call; the leader wrote small batches of them often, each one
-// bbolt commit (two fsyncs) on every node; and a goroutine a write
-// waited on the entry's future. A single goroutine, the proposer,
+// transport, a decoding, a future and an FSM call; the leader wrote
+// small batches of them often, each a log write and sync on every
+// node; and a goroutine a write waited on the entry's future. A single goroutine, the proposer,
 // keeps one entry in flight: it hands Raft every record queued, as one
 // entry, waits until that entry is committed and applied here, gives
 // each record its outcome, and starts over with what queued meanwhile.
