@@ -48,6 +48,7 @@ type DB struct {
 	closed  atomic.Bool
 	stop    chan struct{}
 	bgDone  chan struct{}
+	seals   sync.WaitGroup // background seals (index.sealBackground): Close waits for them
 	closeMu sync.Mutex
 }
 
@@ -568,5 +569,9 @@ func (db *DB) Close() error {
 	if err := db.lock.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("engine: unlock: %w", err))
 	}
+	// A background seal's work was taken by the checkpoint's seal, or
+	// is for an index no one reads any more; it ends without the writer
+	// locks, but must not outlive the store.
+	db.seals.Wait()
 	return errors.Join(errs...)
 }

@@ -56,7 +56,8 @@ type slot struct {
 
 type index struct {
 	curve   *curve.Curve
-	mu      *sync.RWMutex // the namespace's: a background seal installs under it
+	mu      *sync.RWMutex   // the namespace's: a background seal installs under it
+	seals   *sync.WaitGroup // the store's background seals
 	live    map[pkey]slot
 	pending pendingList
 	sealing *pendingList          // the batch a background seal is ordering, or nil
@@ -76,9 +77,10 @@ func newTree() *btree.BTreeG[vitem] {
 	return btree.NewBTreeGOptions(vitemLess, btree.Options{NoLocks: true, Degree: 48})
 }
 
-func (x *index) init(c *curve.Curve, mu *sync.RWMutex) {
+func (x *index) init(c *curve.Curve, mu *sync.RWMutex, seals *sync.WaitGroup) {
 	x.curve = c
 	x.mu = mu
+	x.seals = seals
 	x.live = make(map[pkey]slot)
 	x.tree = newTree()
 }
@@ -160,7 +162,9 @@ func (x *index) sealBackground(b *pendingList) {
 		bg.delta = x.delta.Copy()
 	}
 	gen, sealed := x.gen, x.sealed
+	x.seals.Add(1)
 	go func() {
+		defer x.seals.Done()
 		bg.sealList(b)
 		if sealed != nil {
 			sealed(true)

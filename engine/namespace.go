@@ -91,7 +91,7 @@ func newNamespace(db *DB, id uint64, name string, o NamespaceOptions) (*Namespac
 	if ns.maxValue == 0 {
 		ns.maxValue = DefaultMaxValueSize
 	}
-	ns.idx.init(cv, &ns.mu)
+	ns.idx.init(cv, &ns.mu, &db.seals)
 	ns.edges.init(o.Dims)
 	return ns, nil
 }

@@ -244,4 +244,40 @@ func TestBackgroundSeal(t *testing.T) {
 		t.Error("the background seal started over did not install")
 	}
 	check("after a background seal installed")
+
+	// The namespace dropped while a seal is held, and made again: the
+	// new one starts empty, and the old seal, let go, installs into the
+	// old index only. Close waits for a held seal: no goroutine of the
+	// store outlives it (break seen failing: Close without seals.Wait
+	// returned while the seal was held).
+	let = hold()
+	untilHanded("y")
+	<-held
+	if err := db.DropNamespace(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	ns, err = db.CreateNamespace(ctx, "b", NamespaceOptions{Dims: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[int32]string{}
+	put(5, "fresh")
+	check("a namespace made again while the old one's seal is held")
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a background seal was held", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	holding.Store(false)
+	let()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return once the seal was let go")
+	}
 }
