@@ -29,9 +29,10 @@ import (
 // An entry is a CRC-32C of the rest, a format byte (entryFormat), then
 // the entry's index and term (uvarints), type (a byte), append time (a
 // varint of Unix nanoseconds, 0 for none), extensions (a uvarint length
-// and the bytes), then its data. tidwall/wal checks only its own framing, so the
-// CRC is what tells a torn tail (a crash during an append that was
-// never acknowledged) from an entry: Open cuts such a tail off.
+// and the bytes), then its data. tidwall/wal checks only its own
+// framing, so the CRC is what tells a torn tail (a crash during an
+// append that was never acknowledged) from an entry: opening the store
+// cuts such a tail off.
 type walStore struct {
 	dir  string
 	mu   sync.RWMutex // writers, and a reset, exclude readers of log and base
@@ -88,6 +89,9 @@ func openWALStore(dir string) (*walStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return nil, err
+	}
 	s := &walStore{dir: dir}
 	b, err := os.ReadFile(filepath.Join(dir, baseFile))
 	switch {
@@ -118,22 +122,38 @@ func (s *walStore) open() error {
 		return fmt.Errorf("cluster: open Raft's log in %s: %w", s.dir, err)
 	}
 	s.log = l
-	if err := s.measureTail(); err != nil {
+	// The log's directory and its segment files, by name: tidwall/wal
+	// syncs neither.
+	err = syncDir(filepath.Join(s.dir, walDir))
+	if err == nil {
+		err = syncDir(s.dir)
+	}
+	if err == nil {
+		err = s.measureTail()
+	}
+	if err != nil {
 		l.Close()
 		return err
 	}
-	// A frame that is whole but fails its CRC at the tail is an append
-	// that was cut short; anywhere else, corruption.
+	// Frames that are whole but fail their CRC at the tail are an append
+	// that was cut short (zeros a crash left, say); anywhere else, such
+	// a frame is corruption, which reading it reports. They are cut in
+	// one truncation: each rewrites the tail segment.
 	first, last := s.bounds()
-	for i := last; i >= first && i > 0; i-- {
-		b, err := l.Read(i)
-		if err == nil {
-			if _, ok := checkEntry(b); ok {
-				break
-			}
-			if err = l.TruncateBack(i - 1); err == nil {
-				err = s.truncated()
-			}
+	keep := last
+	for ; keep >= first && keep > 0; keep-- {
+		b, err := l.Read(keep)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("cluster: read the tail of Raft's log in %s: %w", s.dir, err)
+		}
+		if _, ok := checkEntry(b); ok {
+			break
+		}
+	}
+	if keep < last {
+		if err = l.TruncateBack(keep); err == nil {
+			err = s.truncated()
 		}
 		if err != nil {
 			l.Close()
@@ -341,14 +361,7 @@ func (s *walStore) reset(base uint64) error {
 		return err
 	}
 	s.base = base
-	if err := s.open(); err != nil {
-		return err
-	}
-	// The new directory and its first segment, by name.
-	if err := syncDir(filepath.Join(s.dir, walDir)); err != nil {
-		return err
-	}
-	return syncDir(s.dir)
+	return s.open()
 }
 
 // IsMonotonic implements raft.MonotonicLogStore: the log has no gaps,
