@@ -153,6 +153,41 @@ func TestWALStoreKeepsEntries(t *testing.T) {
 	wantLog(t, s, 1001, 1011, three)
 }
 
+// TestWALStoreResetStopped: a reset (Raft emptying the log, then an
+// append after a gap) stopped between its two steps, as by a crash,
+// leaves a log that reads right once reopened: empty, and the append
+// Raft sends again is taken. Break seen failing: reset writing the new
+// base before it removes the old wal (the old entries came back
+// numbered from the new base, and read as corrupt).
+func TestWALStoreResetStopped(t *testing.T) {
+	defer func() { resetHook = nil }()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	if err := s.StoreLogs(entries(1, 20, 1)); err != nil {
+		t.Fatal(err)
+	}
+	resetHook = func() error { return errors.New("stopped here") }
+	if err := s.DeleteRange(1, 20); err == nil {
+		t.Fatal("a reset stopped half way succeeded")
+	}
+	resetHook = nil
+	s.Close()
+	s = openTestStore(t, dir)
+	defer func() { s.Close() }()
+	first, _ := s.FirstIndex()
+	last, _ := s.LastIndex()
+	for i := first; i <= last && i > 0; i++ {
+		var l raft.Log
+		if err := s.GetLog(i, &l); err != nil || l.Index != i {
+			t.Fatalf("after a stopped reset the log is %d..%d, and entry %d reads as %d, %v", first, last, i, l.Index, err)
+		}
+	}
+	if err := s.StoreLogs(entries(501, 510, 2)); err != nil {
+		t.Fatal(err)
+	}
+	wantLog(t, s, 501, 510, func(i uint64) *raft.Log { return entry(i, 2) })
+}
+
 // tailFile is the path of the store's last segment.
 func tailFile(t *testing.T, dir string) string {
 	t.Helper()
