@@ -31,7 +31,7 @@ func BenchmarkGet(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var addr string
 			if mode == "single" {
-				addr = startSingle(b)
+				addr, _ = startSingle(b)
 			} else {
 				c := newCluster(b, 3)
 				leader := c.leaderOf()
