@@ -210,26 +210,28 @@ func (s *walStore) bounds() (first, last uint64) {
 	return first, last
 }
 
-// FirstIndex implements raft.LogStore: 0 for an empty log.
-func (s *walStore) FirstIndex() (uint64, error) {
+// raftBounds returns the log's first and last Raft index, 0 and 0 for
+// an empty log.
+func (s *walStore) raftBounds() (first, last uint64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	first, last := s.bounds()
+	first, last = s.bounds()
 	if last < first {
-		return 0, nil
+		return 0, 0
 	}
-	return first + s.base, nil
+	return first + s.base, last + s.base
+}
+
+// FirstIndex implements raft.LogStore: 0 for an empty log.
+func (s *walStore) FirstIndex() (uint64, error) {
+	first, _ := s.raftBounds()
+	return first, nil
 }
 
 // LastIndex implements raft.LogStore: 0 for an empty log.
 func (s *walStore) LastIndex() (uint64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	first, last := s.bounds()
-	if last < first {
-		return 0, nil
-	}
-	return last + s.base, nil
+	_, last := s.raftBounds()
+	return last, nil
 }
 
 // GetLog implements raft.LogStore.
@@ -312,7 +314,7 @@ func uvarintLen(x uint64) int {
 // DeleteRange implements raft.LogStore. Raft deletes a head (after a
 // snapshot), a tail (a follower's entries the leader overrides), or
 // everything (a snapshot installed).
-func (s *walStore) DeleteRange(min, max uint64) error {
+func (s *walStore) DeleteRange(from, to uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
@@ -323,23 +325,23 @@ func (s *walStore) DeleteRange(min, max uint64) error {
 		return nil
 	}
 	lo, hi := first+s.base, last+s.base
-	min, max = maxU(min, lo), minU(max, hi)
+	from, to = max(from, lo), min(to, hi)
 	var err error
 	switch {
-	case min > max:
+	case from > to:
 		return nil
-	case min == lo && max == hi:
-		err = s.reset(max)
-	case min == lo:
-		if err = s.log.TruncateFront(max + 1 - s.base); err == nil {
+	case from == lo && to == hi:
+		err = s.reset(to)
+	case from == lo:
+		if err = s.log.TruncateFront(to + 1 - s.base); err == nil {
 			err = s.truncated()
 		}
-	case max == hi:
-		if err = s.log.TruncateBack(min - 1 - s.base); err == nil {
+	case to == hi:
+		if err = s.log.TruncateBack(from - 1 - s.base); err == nil {
 			err = s.truncated()
 		}
 	default:
-		return fmt.Errorf("cluster: Raft's log cannot delete %d..%d from the middle of %d..%d", min, max, lo, hi)
+		return fmt.Errorf("cluster: Raft's log cannot delete %d..%d from the middle of %d..%d", from, to, lo, hi)
 	}
 	if err != nil {
 		return s.fail(err)
@@ -456,9 +458,6 @@ func cloneOrNil(b []byte) []byte {
 	}
 	return append([]byte(nil), b...)
 }
-
-func minU(a, b uint64) uint64 { return min(a, b) }
-func maxU(a, b uint64) uint64 { return max(a, b) }
 
 // cutTornFrame cuts the last segment of the wal in dir at its last
 // whole frame. tidwall/wal names segments by their first index, 20

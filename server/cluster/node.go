@@ -179,29 +179,29 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		state.Close()
 		return nil, err
 	}
+	// Until Raft runs, a failure closes both stores here; after, Close.
+	closeStores := true
+	defer func() {
+		if closeStores {
+			logs.Close()
+			state.Close()
+		}
+	}()
 	if err := migrateLogs(state, logs); err != nil {
-		logs.Close()
-		state.Close()
 		return nil, err
 	}
 	// The leader sends followers the entries it has just written: from
 	// memory, not read back from the log and decoded.
 	cached, err := raft.NewLogCache(logCacheSize, logs)
 	if err != nil {
-		logs.Close()
-		state.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(o.Dir, 2, hl)
 	if err != nil {
-		logs.Close()
-		state.Close()
 		return nil, fmt.Errorf("cluster: snapshots in %s: %w", o.Dir, err)
 	}
 	trans, err := raft.NewTCPTransportWithLogger(o.RaftAddr, nil, 3, 10*time.Second, hl)
 	if err != nil {
-		logs.Close()
-		state.Close()
 		return nil, fmt.Errorf("cluster: Raft transport on %s: %w", o.RaftAddr, err)
 	}
 	cfg := raft.DefaultConfig()
@@ -222,8 +222,6 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	existing, err := raft.HasExistingState(logs, state, snaps)
 	if err != nil {
 		trans.Close()
-		logs.Close()
-		state.Close()
 		return nil, fmt.Errorf("cluster: read Raft's state: %w", err)
 	}
 	n := &Node{o: o, db: db, trans: trans, logs: logs, state: state, stop: make(chan struct{}),
@@ -241,11 +239,10 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	r, err := raft.NewRaft(cfg, n.fsm, cached, state, snaps, trans)
 	if err != nil {
 		trans.Close()
-		logs.Close()
-		state.Close()
 		return nil, fmt.Errorf("cluster: start Raft: %w", err)
 	}
 	n.raft = r
+	closeStores = false
 	n.wg.Add(2)
 	go n.proposeLoop()
 	go n.watchLeadership()
