@@ -111,7 +111,7 @@ func (c *testCluster) start(n *node, join string) {
 		// signals reach the daemon itself.
 		cmd = exec.Command("ip", append([]string{"netns", "exec", n.ns, binary(c.t)}, args...)...)
 	}
-	cmd.Env = append(os.Environ(), "CUBE_AUTH="+token)
+	cmd.Env = append(os.Environ(), "CUBE_AUTH="+token, "GOTRACEBACK=all")
 	f, err := os.OpenFile(filepath.Join(filepath.Dir(n.data), n.id+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		c.t.Fatal(err)
@@ -154,6 +154,7 @@ func (c *testCluster) add() *node {
 	// test) and its log is still there to show.
 	c.t.Cleanup(func() {
 		if c.t.Failed() {
+			c.quit(n)
 			c.dumpLog(n)
 		}
 		c.kill(n)
@@ -167,6 +168,25 @@ func (c *testCluster) kill(n *node) {
 		n.cmd.Wait()
 		n.log.Close()
 		n.cmd = nil
+	}
+}
+
+// quit ends a running node with SIGQUIT, so that its log ends with the
+// stacks of all its goroutines (GOTRACEBACK=all, set in start): a test
+// that fails because a node stopped answering shows where it waits.
+func (c *testCluster) quit(n *node) {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return
+	}
+	n.cmd.Process.Signal(syscall.SIGCONT) // one the test stopped
+	n.cmd.Process.Signal(syscall.SIGQUIT)
+	done := make(chan struct{})
+	go func() { n.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		n.log.Close()
+		n.cmd = nil
+	case <-time.After(5 * time.Second):
 	}
 }
 

@@ -104,7 +104,7 @@ type Node struct {
 	o     Options
 	db    *cube.DB
 	raft  *raft.Raft
-	trans *raft.NetworkTransport
+	trans *transport
 	logs  *walStore
 	state *raftboltdb.BoltStore
 	fsm   *fsm
@@ -200,10 +200,11 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshots in %s: %w", o.Dir, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(o.RaftAddr, nil, 3, 10*time.Second, hl)
+	tcp, err := raft.NewTCPTransportWithLogger(o.RaftAddr, nil, 3, 10*time.Second, hl)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: Raft transport on %s: %w", o.RaftAddr, err)
 	}
+	trans := newTransport(tcp)
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(o.NodeID)
 	// Pre-vote stays on (Raft's default): a node cut off from the
