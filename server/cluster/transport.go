@@ -6,23 +6,40 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// transport is Raft's TCP transport with one change to what Raft
-// receives: a snapshot a leader sends is preceded by an empty heartbeat
+// transport is Raft's TCP transport with two changes to how Raft
+// receives RPCs, each closing a way hashicorp/raft (v1.7.2 and v1.8.0)
+// can leave a node a candidate that believes it has a leader. Such a
+// node refuses every vote and pre-vote "since we have a leader", and a
+// candidate never forgets a leader, so once that leader is gone, while
+// the node is one of the few left, no leader can be elected:
+// TestLinearizable on 5 nodes hung so in two CI runs, with the leader and
+// one follower stopped and such a node among the three left.
+//
+// First, heartbeats come through Consumer like every other RPC, so that
+// Raft's main loop handles them in turn. Raft would otherwise handle
+// them at once on the transport's goroutine (a fast path meant for a
+// follower busy writing its log); one that checks the node is a
+// follower, and records its leader just after the main loop (its
+// heartbeat timeout passed) made the node a candidate and cleared its
+// leader, leaves exactly that state. It takes two goroutines meeting in a window of a few
+// instructions, which a loaded machine makes likely: a stall that
+// delays a follower's timer also delays the heartbeat, and both run
+// together when it ends. A follower's own work between two heartbeats
+// (an append and its fsync) is far shorter than its heartbeat timeout,
+// and one whose timer does pass while heartbeats wait merely stands and
+// is refused (pre-vote), then hears from the leader and follows again.
+//
+// Second, a snapshot a leader sends is preceded by an empty heartbeat
 // from that leader, in its term.
 //
 // Raft's rule (§5.2) is that a candidate which hears from a leader of a
-// term at least its own returns to follower. hashicorp/raft (v1.7.2 and
-// v1.8.0) does so on AppendEntries, but on InstallSnapshot only records
-// the sender as leader, and a candidate never forgets a leader it
-// records. Such a node, which a restarted follower far behind often is
-// (its heartbeat timeout passes while the leader streams it the
-// snapshot), then refuses every vote "since we have a leader" after that
-// leader is gone, and while it is one of the few nodes left, no leader
-// can be elected: TestLinearizable on 5 nodes hung so, with the leader
-// and one follower stopped and this node among the three left
-// (TestSnapshotToCandidate shows it in one node). The heartbeat makes
-// the candidate a follower first, as the snapshot should have, and a
-// follower that stops hearing from its leader forgets it and stands.
+// term at least its own returns to follower. hashicorp/raft does so on
+// AppendEntries, but on InstallSnapshot only records the sender as
+// leader; a restarted follower far behind is often a candidate when its
+// snapshot comes (its heartbeat timeout passes while the leader
+// prepares it). The heartbeat makes the candidate a follower first, as
+// the snapshot should have, and a follower that stops hearing from its
+// leader forgets it and stands.
 //
 // It carries no entries, claims no commit and names no previous entry,
 // so it changes no log: only the node's state, term and leader, which
@@ -45,6 +62,10 @@ func newTransport(t *raft.NetworkTransport) *transport {
 
 // Consumer implements raft.Transport.
 func (w *transport) Consumer() <-chan raft.RPC { return w.rpcs }
+
+// SetHeartbeatHandler implements raft.Transport by setting none: the
+// TCP transport then hands heartbeats to Consumer too.
+func (w *transport) SetHeartbeatHandler(func(raft.RPC)) {}
 
 func (w *transport) relay() {
 	defer w.done.Done()
