@@ -28,6 +28,9 @@ import (
 // (an append and its fsync) is far shorter than its heartbeat timeout,
 // and one whose timer does pass while heartbeats wait merely stands and
 // is refused (pre-vote), then hears from the leader and follows again.
+// A follower restoring a large snapshot answers no heartbeat until it
+// is done: a leader that needs it for a majority steps down meanwhile
+// (RATIONALE.md, "A candidate never believes it has a leader").
 //
 // Second, a snapshot a leader sends is preceded by an empty heartbeat
 // from that leader, in its term.
