@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cubelinux/cube/vm"
 	"github.com/cubelinux/cube/vm/jsproc"
@@ -67,7 +68,7 @@ func TestHostAcrossProcesses(t *testing.T) {
 		const path = cube.path([1, 0], [3, 0]);
 		const short = cube.path([1, 0], [3, 0], {maxHops: 1, label: "road"});
 		return JSON.stringify({get: cube.get([7, 0]), miss: cube.get([5, 0]), n, sum, edges, walk, w: path.weight, short, args: cube.args});
-	}`, vm.Limits{})
+	}`, vm.Limits{Timeout: 30 * time.Second}) // not the default 1 s: 600 host round trips under -race on a loaded machine took longer
 	res, err := prg.Run(context.Background(), h, []byte("hi"))
 	if err != nil {
 		t.Fatal(err)
