@@ -59,18 +59,7 @@ func BenchmarkPut(b *testing.B) {
 					var next atomic.Int64
 					var wg sync.WaitGroup
 					ctx := context.Background()
-					// Each writer's connection is made (and authenticated)
-					// before the clock starts: 64 dials in a run of a few
-					// thousand writes cost the faster daemon more of its
-					// time, and made the cluster look closer than it is.
-					cs := make([]*redis.Client, writers)
-					for w := range cs {
-						cs[w] = client(addr)
-						defer cs[w].Close()
-						if err := cs[w].Ping(ctx).Err(); err != nil {
-							b.Fatal(err)
-						}
-					}
+					cs := dialed(b, addr, writers)
 					b.ResetTimer()
 					for _, c := range cs {
 						wg.Add(1)
@@ -94,6 +83,22 @@ func BenchmarkPut(b *testing.B) {
 			}
 		})
 	}
+}
+
+// dialed returns n clients of addr, each with its connection made and
+// authenticated, for a benchmark to use once its clock starts: 64 dials
+// in a run of a few thousand writes cost the faster daemon more of its
+// time, and made the cluster look closer than it is.
+func dialed(b *testing.B, addr string, n int) []*redis.Client {
+	cs := make([]*redis.Client, n)
+	for i := range cs {
+		cs[i] = client(addr)
+		b.Cleanup(func() { cs[i].Close() })
+		if err := cs[i].Ping(context.Background()).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return cs
 }
 
 // startSingle starts one daemon, not in cluster mode, and returns its

@@ -179,10 +179,15 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		state.Close()
 		return nil, err
 	}
-	// Until Raft runs, a failure closes both stores here; after, Close.
-	closeStores := true
+	// Until Raft runs, a failure closes here what Start opened; after,
+	// Close does.
+	var trans *transport
+	undo := true
 	defer func() {
-		if closeStores {
+		if undo {
+			if trans != nil {
+				trans.Close()
+			}
 			logs.Close()
 			state.Close()
 		}
@@ -204,7 +209,7 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: Raft transport on %s: %w", o.RaftAddr, err)
 	}
-	trans := newTransport(tcp)
+	trans = newTransport(tcp)
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(o.NodeID)
 	// Pre-vote stays on (Raft's default): a node cut off from the
@@ -222,7 +227,6 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	cfg.Logger = hl
 	existing, err := raft.HasExistingState(logs, state, snaps)
 	if err != nil {
-		trans.Close()
 		return nil, fmt.Errorf("cluster: read Raft's state: %w", err)
 	}
 	n := &Node{o: o, db: db, trans: trans, logs: logs, state: state, stop: make(chan struct{}),
@@ -239,11 +243,10 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	db.SetReplicator(n)
 	r, err := raft.NewRaft(cfg, n.fsm, cached, state, snaps, trans)
 	if err != nil {
-		trans.Close()
 		return nil, fmt.Errorf("cluster: start Raft: %w", err)
 	}
 	n.raft = r
-	closeStores = false
+	undo = false
 	n.wg.Add(2)
 	go n.proposeLoop()
 	go n.watchLeadership()

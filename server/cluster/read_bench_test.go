@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // BenchmarkGet measures GETs per second of one key at 1 and 16
@@ -64,17 +62,7 @@ func BenchmarkGet(b *testing.B) {
 			warm.Close()
 			for _, readers := range []int{1, 16} {
 				b.Run(fmt.Sprintf("readers=%d", readers), func(b *testing.B) {
-					// Each reader's connection is dialed and
-					// authenticated before the clock starts, as
-					// BenchmarkPut's writers' are.
-					cs := make([]*redis.Client, readers)
-					for i := range cs {
-						cs[i] = client(addr)
-						defer cs[i].Close()
-						if err := cs[i].Ping(ctx).Err(); err != nil {
-							b.Fatal(err)
-						}
-					}
+					cs := dialed(b, addr, readers)
 					var next atomic.Int64
 					var wg sync.WaitGroup
 					b.ResetTimer()
