@@ -106,27 +106,35 @@ func aggDB(b *testing.B) (*cube.DB, *cube.Namespace) {
 const aggWant = aggSide * aggSide * (aggSide - 1) // sum of x+y over the square
 
 // BenchmarkAggregate: the sum of 65,536 values, by a WASM program through
-// DB.Run (vm/wasm/testdata/aggregate.wat, the ABI example the sandbox
-// tests run too) and by Go against the engine directly.
+// DB.Run and by Go against the engine directly. The WASM program reads the
+// region as packed records with region_next (wasm,
+// vm/wasm/testdata/aggregate.wat, the ABI example the sandbox tests run
+// too) or as columns with region_columns (wasm-columns,
+// aggregate_columns.wat). Issue 11's goal: wasm-columns within 1.3x of go.
 func BenchmarkAggregate(b *testing.B) {
 	ctx := context.Background()
-	b.Run("wasm", func(b *testing.B) {
-		db, _ := aggDB(b)
-		if _, err := db.Prog(ctx, "agg", "sum", vm.WASM, mustRead(b, "vm/wasm/testdata/aggregate.wasm"), cube.ProgOptions{ReadOnly: true}); err != nil {
-			b.Fatal(err)
-		}
-		args := coordArgs(0, 0, aggSide-1, aggSide-1)
-		b.ReportAllocs()
-		for b.Loop() {
-			res, err := db.Run(ctx, "agg", "sum", args)
-			if err != nil || len(res.Output) != 16 {
-				b.Fatal(res, err)
+	for _, tc := range []struct{ name, file string }{
+		{"wasm", "vm/wasm/testdata/aggregate.wasm"},
+		{"wasm-columns", "vm/wasm/testdata/aggregate_columns.wasm"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			db, _ := aggDB(b)
+			if _, err := db.Prog(ctx, "agg", "sum", vm.WASM, mustRead(b, tc.file), cube.ProgOptions{ReadOnly: true}); err != nil {
+				b.Fatal(err)
 			}
-			if s, n := binary.LittleEndian.Uint64(res.Output), binary.LittleEndian.Uint64(res.Output[8:]); s != aggWant || n != aggSide*aggSide {
-				b.Fatalf("sum %d count %d", s, n)
+			args := coordArgs(0, 0, aggSide-1, aggSide-1)
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := db.Run(ctx, "agg", "sum", args)
+				if err != nil || len(res.Output) != 16 {
+					b.Fatal(res, err)
+				}
+				if s, n := binary.LittleEndian.Uint64(res.Output), binary.LittleEndian.Uint64(res.Output[8:]); s != aggWant || n != aggSide*aggSide {
+					b.Fatalf("sum %d count %d", s, n)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("go", func(b *testing.B) {
 		_, ns := aggDB(b)
 		b.ReportAllocs()

@@ -32,6 +32,32 @@ func snapRegion(t *testing.T, tx *engine.Tx) func(min, max []int32, limit int) (
 	}
 }
 
+// spanRegion reads a box through RegionSpans, checking that every
+// stretch holds as many coordinates as values, and flattens it (limit
+// must be 0: RegionSpans has none).
+func spanRegion(t *testing.T, tx *engine.Tx) func(min, max []int32, limit int) ([][]int32, [][]byte) {
+	return func(min, max []int32, limit int) (cs [][]int32, vs [][]byte) {
+		if limit != 0 {
+			t.Fatalf("spanRegion with limit %d", limit)
+		}
+		seq, err := tx.RegionSpans(min, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dims := len(min)
+		for c, v := range seq {
+			if len(v) == 0 || len(c) != dims*len(v) {
+				t.Fatalf("a stretch of %d coordinates and %d values in %d dims", len(c), len(v), dims)
+			}
+			for i := range v {
+				cs = append(cs, slices.Clone(c[i*dims:(i+1)*dims]))
+				vs = append(vs, v[i])
+			}
+		}
+		return cs, vs
+	}
+}
+
 func snapCount(t *testing.T, tx *engine.Tx) func(min, max []int32) int {
 	return func(min, max []int32) int {
 		n, err := tx.Count(min, max)
@@ -50,6 +76,8 @@ func snapCount(t *testing.T, tx *engine.Tx) func(min, max []int32) int {
 // seal merges it into a new run. Snapshots taken along the way are held
 // across later writes and merges and must keep answering for the model of
 // their moment. 1 to 8 dimensions, both curves, random boxes and limits.
+// RegionSpans (the stretches region_columns copies) is checked the same
+// way, and inside a writable transaction too.
 //
 // Breaks it caught: the merge scan emitting the run's value where the
 // delta has the same key (overwritten values came back beside the new
@@ -132,12 +160,26 @@ func TestRegionRunAndDelta(t *testing.T) {
 						limit = 1 + r.IntN(5)
 					}
 					checkRegion(t, cv, model, min, max, limit, snapRegion(t, tx), snapCount(t, tx))
+					if limit == 0 {
+						checkRegion(t, cv, model, min, max, 0, spanRegion(t, tx), snapCount(t, tx))
+					}
 				}
 				write(1500) // the first run
 				for range steps {
 					switch r.IntN(6) {
 					case 0, 1:
 						write(1 + r.IntN(40))
+						if r.IntN(4) == 0 {
+							// a writable transaction's stretches (one point each)
+							err := ns.Update(ctx, func(tx *engine.Tx) error {
+								min, max := regionBox(r, dims)
+								checkRegion(t, cv, model, min, max, 0, spanRegion(t, tx), snapCount(t, tx))
+								return nil
+							})
+							if err != nil {
+								t.Fatal(err)
+							}
+						}
 					case 2:
 						tx, err := ns.Snapshot(ctx)
 						if err != nil {

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -75,13 +76,29 @@ func (h *txHost) Delete(_ context.Context, c []int32) (bool, error) {
 }
 
 func (h *txHost) Region(ctx context.Context, lo, hi []int32) vm.Cursor[vm.Point] {
-	seq, err := h.tx.Region(lo, hi, 0)
+	seq, err := h.tx.RegionSpans(lo, hi)
 	return h.pointCursor(ctx, seq, err)
 }
 
 func (h *txHost) Within(ctx context.Context, c []int32, r float64) vm.Cursor[vm.Point] {
 	seq, err := h.tx.Within(c, r, engine.WithinOptions{})
-	return h.pointCursor(ctx, seq, err)
+	return h.pointCursor(ctx, single(seq), err)
+}
+
+// single turns a scan of points into a scan of one-point stretches.
+func single(seq iter.Seq2[[]int32, []byte]) iter.Seq2[[]int32, [][]byte] {
+	return func(yield func([]int32, [][]byte) bool) {
+		if seq == nil {
+			return
+		}
+		var one [1][]byte
+		for c, v := range seq {
+			one[0] = v
+			if !yield(c, one[:]) {
+				return
+			}
+		}
+	}
 }
 
 func (h *txHost) Nearby(ctx context.Context, c []int32, k int, maxDist float64) ([]vm.Neighbor, error) {
@@ -96,93 +113,95 @@ func (h *txHost) Nearby(ctx context.Context, c []int32, k int, maxDist float64) 
 	return out, nil
 }
 
-// pointCursor turns a scan of points (Region's or Within's) into a
-// cursor.
-func (h *txHost) pointCursor(ctx context.Context, seq iter.Seq2[[]int32, []byte], err error) vm.Cursor[vm.Point] {
+// spanMin: a stretch of at least this many points (engine.RegionSpans)
+// is handed to the consumer as the engine's own slices; shorter ones are
+// copied into a batch of up to cursorBatch points, so that a scan of
+// scattered points still costs one coroutine switch per batch.
+const spanMin = 32
+
+// pointCursor turns a scan of points in stretches (Region's, or
+// Within's one point at a time) into a cursor.
+func (h *txHost) pointCursor(ctx context.Context, seq iter.Seq2[[]int32, [][]byte], err error) vm.Cursor[vm.Point] {
 	if err != nil {
 		return &regionCursor{err: err, done: true}
 	}
 	c := &regionCursor{ctx: ctx, dims: h.dims}
-	c.coords = make([]int32, 0, cursorBatch*h.dims)
-	c.vals = make([][]byte, 0, cursorBatch)
-	// The producer works in one of two modes, chosen by the consumer before
-	// each resumption. Batch mode (Next): it fills coords and vals with up
-	// to cursorBatch points. Fill mode (FillPoints, dst != nil): it packs
-	// records straight into dst and, when a record does not fit, leaves that
-	// point alone in coords and vals. Either way the consumer has finished
-	// with coords and vals before it resumes the producer, so both are
-	// reused. Engine values stay valid for the transaction.
+	// Each resumption of the producer hands over one stretch in coords
+	// and vals: a long one of the engine's as it is (valid while the
+	// producer waits inside the engine's callback, which is until the
+	// consumer has read it all and resumes it), or a batch of short ones
+	// copied into bc and bv. The consumer has finished with a stretch
+	// before it resumes the producer, so both batches are reused.
 	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
-		for k, v := range seq {
-			if c.dst != nil {
-				size := vm.PointRecordSize(len(k), len(v))
-				if c.used+size <= len(c.dst) {
-					c.used += vm.PackPoint(c.dst[c.used:], k, v)
-					c.n++
-					continue
-				}
-				c.coords = append(c.coords, k...)
-				c.vals = append(c.vals, v)
-				if !yield(struct{}{}) {
-					return
+		bc := make([]int32, 0, cursorBatch*h.dims)
+		bv := make([][]byte, 0, cursorBatch)
+		hand := func(cs []int32, vs [][]byte) bool {
+			c.coords, c.vals, c.i = cs, vs, 0
+			return yield(struct{}{})
+		}
+		for cs, vs := range seq {
+			if len(vs) < spanMin {
+				bc, bv = append(bc, cs...), append(bv, vs...)
+				if len(bv) >= cursorBatch {
+					if !hand(bc, bv) {
+						return
+					}
+					bc, bv = bc[:0], bv[:0]
 				}
 				continue
 			}
-			c.coords = append(c.coords, k...)
-			c.vals = append(c.vals, v)
-			if len(c.vals) >= cursorBatch {
-				if !yield(struct{}{}) {
+			if len(bv) > 0 {
+				if !hand(bc, bv) {
 					return
 				}
+				bc, bv = bc[:0], bv[:0]
+			}
+			if !hand(cs, vs) {
+				return
 			}
 		}
-		if len(c.vals) > 0 {
-			yield(struct{}{})
+		if len(bv) > 0 {
+			hand(bc, bv)
 		}
 	})
 	h.cursors = append(h.cursors, c)
 	return c
 }
 
-// regionCursor is the region scan as a vm.Cursor and a vm.PointFiller:
-// the engine's push iterator runs in a coroutine (iter.Pull) that hands
-// over a batch of points per switch (Next), or packs records straight into
-// the caller's buffer (FillPoints), so a scan costs one switch per
-// cursorBatch points or per filled buffer.
+// regionCursor is the region scan as a vm.Cursor, a vm.PointFiller and a
+// vm.ColumnFiller: the engine's push iterator runs in a coroutine
+// (iter.Pull) that hands over a stretch of points per switch, which Next
+// reads a point at a time, FillPoints packs as records and FillColumns
+// copies as columns, the coordinates of a stretch in one loop.
 type regionCursor struct {
 	ctx    context.Context
 	dims   int
-	coords []int32
-	vals   [][]byte
-	i      int
+	coords []int32  // the current stretch: dims per point
+	vals   [][]byte // its values
+	i      int      // the next point of the stretch
 	next   func() (struct{}, bool)
 	stop   func()
 	err    error
 	done   bool
-
-	// fill mode: the buffer the producer packs into, and what it packed
-	dst     []byte
-	n, used int
 }
 
-var _ vm.PointFiller = (*regionCursor)(nil)
+var (
+	_ vm.PointFiller  = (*regionCursor)(nil)
+	_ vm.ColumnFiller = (*regionCursor)(nil)
+)
 
 func (c *regionCursor) Next() (vm.Point, bool) {
-	if c.i < len(c.vals) {
-		i := c.i
-		c.i++
-		return vm.Point{Coord: c.coords[i*c.dims : (i+1)*c.dims : (i+1)*c.dims], Value: c.vals[i]}, true
-	}
-	if !c.resume(nil) {
+	if c.i >= len(c.vals) && !c.resume() {
 		return vm.Point{}, false
 	}
-	c.i = 1
-	return vm.Point{Coord: c.coords[:c.dims:c.dims], Value: c.vals[0]}, true
+	i, d := c.i, c.dims
+	c.i++
+	return vm.Point{Coord: c.coords[i*d : (i+1)*d : (i+1)*d], Value: c.vals[i]}, true
 }
 
-// resume runs the producer once, packing into dst if it is not nil, and
-// reports whether it handed over points in coords and vals.
-func (c *regionCursor) resume(dst []byte) bool {
+// resume runs the producer once and reports whether it handed over a
+// stretch of points.
+func (c *regionCursor) resume() bool {
 	if c.done {
 		return false
 	}
@@ -191,11 +210,8 @@ func (c *regionCursor) resume(dst []byte) bool {
 		c.Close()
 		return false
 	}
-	c.coords, c.vals, c.i = c.coords[:0], c.vals[:0], 0
-	c.dst = dst
-	_, ok := c.next()
-	c.dst = nil
-	if !ok || len(c.vals) == 0 {
+	c.coords, c.vals, c.i = nil, nil, 0
+	if _, ok := c.next(); !ok || len(c.vals) == 0 {
 		c.Close()
 		return false
 	}
@@ -204,26 +220,58 @@ func (c *regionCursor) resume(dst []byte) bool {
 
 // FillPoints implements vm.PointFiller.
 func (c *regionCursor) FillPoints(buf []byte) (n, used, need int) {
-	for ; c.i < len(c.vals); c.i++ {
-		k, v := c.coords[c.i*c.dims:(c.i+1)*c.dims], c.vals[c.i]
-		size := vm.PointRecordSize(c.dims, len(v))
-		if used+size > len(buf) {
-			if n == 0 {
-				need = size
-			}
-			return n, used, need
+	for {
+		if c.i >= len(c.vals) && !c.resume() {
+			return n, used, 0
 		}
-		used += vm.PackPoint(buf[used:], k, v)
-		n++
+		for ; c.i < len(c.vals); c.i++ {
+			k, v := c.coords[c.i*c.dims:(c.i+1)*c.dims], c.vals[c.i]
+			size := vm.PointRecordSize(c.dims, len(v))
+			if used+size > len(buf) {
+				if n == 0 {
+					need = size
+				}
+				return n, used, need
+			}
+			used += vm.PackPoint(buf[used:], k, v)
+			n++
+		}
 	}
-	c.n, c.used = n, used
-	more := c.resume(buf)
-	n, used = c.n, c.used
-	c.n, c.used = 0, 0
-	if more && n == 0 {
-		need = vm.PointRecordSize(c.dims, len(c.vals[0]))
+}
+
+// FillColumns implements vm.ColumnFiller. The coordinates of the points
+// taken from a stretch are copied in one loop after their values, which
+// go one by one, as they are separate slices.
+func (c *regionCursor) FillColumns(coords, lens, vals []byte) (n, used int, stuck bool, need int) {
+	room, d := len(lens)/4, c.dims
+	for n < room || n == 0 {
+		if c.i >= len(c.vals) && !c.resume() {
+			break
+		}
+		if room == 0 {
+			return 0, 0, true, len(c.vals[c.i])
+		}
+		vs := c.vals[c.i:min(len(c.vals), c.i+room-n)]
+		ls := lens[4*n : 4*(n+len(vs))]
+		k := 0
+		for ; k < len(vs); k++ {
+			v := vs[k]
+			if len(v) > len(vals)-used {
+				break
+			}
+			binary.LittleEndian.PutUint32(ls[4*k:], uint32(len(v)))
+			used += copy(vals[used:], v)
+		}
+		putCoords(coords[4*d*n:], c.coords[c.i*d:(c.i+k)*d])
+		n, c.i = n+k, c.i+k
+		if k < len(vs) {
+			if n == 0 {
+				return 0, 0, true, len(vs[k])
+			}
+			break
+		}
 	}
-	return n, used, need
+	return n, used, false, 0
 }
 
 func (c *regionCursor) Err() error { return c.err }
@@ -234,7 +282,7 @@ func (c *regionCursor) Close() {
 		c.stop = nil
 	}
 	c.done = true
-	c.vals = nil
+	c.coords, c.vals, c.i = nil, nil, 0
 }
 
 func (h *txHost) Edges(ctx context.Context, c []int32, dir vm.Direction, label string) vm.Cursor[vm.Edge] {

@@ -170,6 +170,27 @@ type PointFiller interface {
 	FillPoints(buf []byte) (n, used, need int)
 }
 
+// ColumnFiller is an optional interface of the Cursor[Point] a Host's
+// Region and Within return. A sandbox that hands points to its guest as
+// columns (the WASM ABI's region_columns) uses it when present, so the
+// host copies from its scan into guest memory in bulk.
+//
+// FillColumns copies the cursor's next points into three columns, as
+// many as fit: coordinate i at coords[4*dims*i:] (dims little-endian
+// i32), its value's length at lens[4*i:] (little-endian u32), and the
+// values one after another from the start of vals. It takes at most
+// len(lens)/4 points, never writes past any of the three slices (coords
+// must hold 4*dims bytes for each of those points), and returns how many
+// points it copied and the bytes of vals they used. When not even the
+// next point fits (len(lens) < 4, or its value is longer than vals),
+// it returns n = 0, stuck = true and need = that value's length, and
+// keeps the point for the next call. n = 0 and stuck = false mean the
+// cursor is exhausted or failed; Err tells which. Next, FillPoints and
+// FillColumns may be mixed on one cursor.
+type ColumnFiller interface {
+	FillColumns(coords, lens, vals []byte) (n, used int, stuck bool, need int)
+}
+
 // PointRecordSize is the size of a packed point record for a coordinate of
 // dims axes and a value of valueLen bytes.
 func PointRecordSize(dims, valueLen int) int {

@@ -74,8 +74,9 @@ type packCache struct {
 type cursor struct {
 	points vm.Cursor[vm.Point]
 	edges  vm.Cursor[vm.Edge]
-	fill   vm.PointFiller // points, when it packs records itself
-	pp     *vm.Point      // a record that did not fit the last buffer
+	fill   vm.PointFiller  // points, when it packs records itself
+	cols   vm.ColumnFiller // points, when it copies columns itself
+	pp     *vm.Point       // a record that did not fit the last buffer
 	pe     *vm.Edge
 }
 
@@ -301,9 +302,7 @@ var abiFuncs = []hostFunc{
 				return
 			}
 		}
-		c := &cursor{points: rs.host.Region(ctx, lo, hi)}
-		c.fill, _ = c.points.(vm.PointFiller)
-		rs.open(mem, u32(s[2]), c, s)
+		rs.open(mem, u32(s[2]), pointsCursor(rs.host.Region(ctx, lo, hi)), s)
 	})},
 	{"region_next", i32s(5), i32s(1), call(hostRegionNext)},
 	{"edges_open", i32s(5), i32s(1), call(func(ctx context.Context, rs *runState, m api.Module, s []uint64) {
@@ -374,6 +373,7 @@ var abiFuncs = []hostFunc{
 	{"nearby", []api.ValueType{i32, i32, f64, i32, i32, i32, i32}, i32s(1), call(hostNearby)},
 	{"within_open", []api.ValueType{i32, f64, i32}, i32s(1), call(hostWithinOpen)},
 	{"shortest_path_hops", i32s(10), i32s(1), call(hostShortestPathHops)},
+	{"region_columns", i32s(8), i32s(1), call(hostRegionColumns)},
 }
 
 func hostGet(ctx context.Context, rs *runState, m api.Module, s []uint64) {
@@ -429,17 +429,34 @@ func (rs *runState) next(mem api.Memory, fn string, s []uint64, wantPoints bool)
 	nOut := view(mem, fn, "count out-pointer", u32(s[3]), 4)
 	bOut := view(mem, fn, "bytes out-pointer", u32(s[4]), 4)
 	buf := view(mem, fn, "buffer", u32(s[1]), u32(s[2]))
-	h := u32(s[0])
-	if h == 0 || h > uint32(len(rs.cursors)) || rs.cursors[h-1] == nil {
-		s[0] = StatusBadArg
-		return nil, nil, nil, nil
-	}
-	c := rs.cursors[h-1]
-	if (c.points != nil) != wantPoints {
+	c := rs.cursorOf(u32(s[0]), wantPoints)
+	if c == nil {
 		s[0] = StatusBadArg
 		return nil, nil, nil, nil
 	}
 	return c, buf, nOut, bOut
+}
+
+// cursorOf returns the open cursor with handle h, or nil when there is
+// none or it is of the other kind (points or edges).
+func (rs *runState) cursorOf(h uint32, wantPoints bool) *cursor {
+	if h == 0 || h > uint32(len(rs.cursors)) || rs.cursors[h-1] == nil {
+		return nil
+	}
+	c := rs.cursors[h-1]
+	if (c.points != nil) != wantPoints {
+		return nil
+	}
+	return c
+}
+
+// pointsCursor is the cursor of a region or radius scan, with the
+// host's bulk paths when its cursor has them.
+func pointsCursor(p vm.Cursor[vm.Point]) *cursor {
+	c := &cursor{points: p}
+	c.fill, _ = p.(vm.PointFiller)
+	c.cols, _ = p.(vm.ColumnFiller)
+	return c
 }
 
 func align(n, a int) int { return (n + a - 1) &^ (a - 1) }

@@ -132,9 +132,7 @@ func hostWithinOpen(ctx context.Context, rs *runState, m api.Module, s []uint64)
 		s[0] = StatusBadArg
 		return
 	}
-	cur := &cursor{points: rs.host.Within(ctx, c, r)}
-	cur.fill, _ = cur.points.(vm.PointFiller)
-	rs.open(mem, u32(s[2]), cur, s)
+	rs.open(mem, u32(s[2]), pointsCursor(rs.host.Within(ctx, c, r)), s)
 }
 
 // key builds the cache key of a call in rs.keyBuf from its name, its

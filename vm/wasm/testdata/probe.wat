@@ -31,6 +31,7 @@
   (import "cube_v1" "nearby" (func $nearby (param i32 i32 f64 i32 i32 i32 i32) (result i32)))
   (import "cube_v1" "within_open" (func $within_open (param i32 f64 i32) (result i32)))
   (import "cube_v1" "shortest_path_hops" (func $shortest_path_hops (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "cube_v1" "region_columns" (func $region_columns (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
   (func $a (param $rec i32) (param $k i32) (result i32)
     (i32.wrap_i64 (i64.load offset=8 (i32.add (local.get $rec) (i32.shl (local.get $k) (i32.const 3))))))
@@ -38,6 +39,7 @@
     (f64.load offset=8 (i32.add (local.get $rec) (i32.shl (local.get $k) (i32.const 3)))))
   (func $call (param $r i32) (result i32)
     (block $default
+    (block $f21
     (block $f20
     (block $f19
     (block $f18
@@ -59,7 +61,7 @@
     (block $f2
     (block $f1
     (block $f0
-      (br_table $f0 $f1 $f2 $f3 $f4 $f5 $f6 $f7 $f8 $f9 $f10 $f11 $f12 $f13 $f14 $f15 $f16 $f17 $f18 $f19 $f20 $default (i32.load (local.get $r))))
+      (br_table $f0 $f1 $f2 $f3 $f4 $f5 $f6 $f7 $f8 $f9 $f10 $f11 $f12 $f13 $f14 $f15 $f16 $f17 $f18 $f19 $f20 $f21 $default (i32.load (local.get $r))))
     (return (call $args_len )))
     (return (call $args_read (call $a (local.get $r) (i32.const 0)) (call $a (local.get $r) (i32.const 1)))))
     (return (call $output_write (call $a (local.get $r) (i32.const 0)) (call $a (local.get $r) (i32.const 1)))))
@@ -81,6 +83,7 @@
     (return (call $nearby (call $a (local.get $r) (i32.const 0)) (call $a (local.get $r) (i32.const 1)) (call $w (local.get $r) (i32.const 2)) (call $a (local.get $r) (i32.const 3)) (call $a (local.get $r) (i32.const 4)) (call $a (local.get $r) (i32.const 5)) (call $a (local.get $r) (i32.const 6)))))
     (return (call $within_open (call $a (local.get $r) (i32.const 0)) (call $w (local.get $r) (i32.const 1)) (call $a (local.get $r) (i32.const 2)))))
     (return (call $shortest_path_hops (call $a (local.get $r) (i32.const 0)) (call $a (local.get $r) (i32.const 1)) (call $a (local.get $r) (i32.const 2)) (call $a (local.get $r) (i32.const 3)) (call $a (local.get $r) (i32.const 4)) (call $a (local.get $r) (i32.const 5)) (call $a (local.get $r) (i32.const 6)) (call $a (local.get $r) (i32.const 7)) (call $a (local.get $r) (i32.const 8)) (call $a (local.get $r) (i32.const 9)))))
+    (return (call $region_columns (call $a (local.get $r) (i32.const 0)) (call $a (local.get $r) (i32.const 1)) (call $a (local.get $r) (i32.const 2)) (call $a (local.get $r) (i32.const 3)) (call $a (local.get $r) (i32.const 4)) (call $a (local.get $r) (i32.const 5)) (call $a (local.get $r) (i32.const 6)) (call $a (local.get $r) (i32.const 7)))))
     (i32.const -1))
   (func (export "run") (result i32) (local $i i32) (local $n i32)
     (drop (call $args_read (i32.const 0) (i32.const 0x1000)))
