@@ -34,6 +34,7 @@ const (
 	fNearby
 	fWithinOpen
 	fShortestPathHops
+	fRegionColumns
 	nFuncs
 )
 
@@ -231,6 +232,7 @@ func TestBadPointers(t *testing.T) {
 		fEdgesOpen: {0, 2, 4}, fLink: {0, 1, 2, 5}, fUnlink: {0, 1, 2},
 		fWalk: {0, 4, 7, 9}, fShortestPath: {0, 1, 2, 5, 6, 8},
 		fNearby: {0, 3, 5, 6}, fWithinOpen: {0, 2}, fShortestPathHops: {0, 1, 2, 6, 7, 9},
+		fRegionColumns: {1, 2, 3, 6, 7},
 	}
 	for fn, positions := range ptrs {
 		for _, pos := range positions {
@@ -260,6 +262,9 @@ func FuzzHostCallArgs(f *testing.F) {
 	f.Add(uint8(fNearby), uint64(dataAt), uint64(0x7fffffff), f64(math.Inf(1)), uint64(outAt), uint64(8), uint64(outAt), uint64(outAt+4), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(fNearby), uint64(dataAt), uint64(3), f64(math.NaN()), uint64(bad), uint64(0xffffffff), uint64(outAt), uint64(outAt), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(fWithinOpen), uint64(dataAt), f64(1e300), uint64(outAt), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(uint8(fRegionColumns), uint64(1), uint64(outAt), uint64(outAt+0x100), uint64(outAt+0x200), uint64(8), uint64(64), uint64(outAt), uint64(outAt+4), uint64(0), uint64(0))
+	f.Add(uint8(fRegionColumns), uint64(1), uint64(0), uint64(0), uint64(0), uint64(0x40000000), uint64(0xffffffff), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(uint8(fRegionColumns), uint64(1), uint64(outAt), uint64(outAt), uint64(outAt), uint64(0), uint64(0), uint64(outAt), uint64(outAt), uint64(0), uint64(0))
 	f.Add(uint8(fShortestPathHops), uint64(dataAt), uint64(dataAt), uint64(0), uint64(0), uint64(2), uint64(0x80000000), uint64(outAt), uint64(outAt), uint64(64), uint64(outAt))
 	s := newSandbox(f)
 	p := compile(f, s, "probe", vm.Limits{})
