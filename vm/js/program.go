@@ -2,8 +2,10 @@ package js
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -44,7 +46,9 @@ const maxLoaded = 128
 // built-in).
 func (s *Sandbox) newRuntime() (*pooled, error) {
 	s.built.Add(1)
+	start := time.Now()
 	b, err := newBinding(s.boot, s.maxStack, s.rxLimit, s.wd, true)
+	s.buildTime.Store(int64(time.Since(start)))
 	if err != nil {
 		return nil, &vm.Error{Kind: vm.KindTrap, Msg: "cannot build a runtime: " + err.Error(), Err: err}
 	}
@@ -76,7 +80,7 @@ func (p *Program) Run(ctx context.Context, host vm.Host, args []byte) (res vm.Re
 	if p.closed.Load() {
 		return vm.Result{}, ErrClosed
 	}
-	rt, err := p.sb.take()
+	rt, err := p.sb.take(ctx)
 	if err != nil {
 		return vm.Result{}, err
 	}
@@ -135,17 +139,41 @@ func (p *Program) Close(ctx context.Context) error {
 }
 
 // poolSize is how many idle runtimes a sandbox keeps: enough for every
-// processor to run at once.
-func poolSize() int { return max(2, runtime.GOMAXPROCS(0)) }
+// processor to run at once, twice over, since runs that wait (on a host
+// call, or preempted) hold theirs meanwhile.
+func poolSize() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
-// take returns an idle runtime, or builds one.
-func (s *Sandbox) take() (*pooled, error) {
+// take returns an idle runtime. When none is idle it waits for one to be
+// given back for as long as building one last took, and only then builds
+// one: a burst of runs beyond the idle runtimes, each over in
+// microseconds, would otherwise build a runtime apiece (milliseconds of
+// CPU each) and drop it when the pool is full again. A run that waits
+// that long pays at most twice what building at once would have cost, and
+// runtimes held by slow runs never keep another waiting for longer. The
+// wait ends early when ctx is done.
+func (s *Sandbox) take(ctx context.Context) (*pooled, error) {
 	select {
 	case rt := <-s.pool:
 		return rt, nil
 	default:
-		return s.newRuntime()
 	}
+	if wait := time.Duration(s.buildTime.Load()); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case rt := <-s.pool:
+			t.Stop()
+			return rt, nil
+		case <-ctx.Done():
+			t.Stop()
+			kind := vm.KindAborted
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				kind = vm.KindTimeout
+			}
+			return nil, &vm.Error{Kind: kind, Msg: "ended while waiting for an idle runtime: " + ctx.Err().Error(), Err: ctx.Err()}
+		case <-t.C:
+		}
+	}
+	return s.newRuntime()
 }
 
 // put returns rt to the pool, or drops it when the pool is full or the

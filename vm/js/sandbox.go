@@ -56,6 +56,9 @@ type Sandbox struct {
 	// after every garbage collection empties a sync.Pool.
 	pool  chan *pooled
 	built atomic.Int64 // runtimes built
+	// buildTime is how long the last runtime took to build, in
+	// nanoseconds: how long take waits for an idle one before it builds.
+	buildTime atomic.Int64
 
 	mu     sync.Mutex
 	progs  map[*Program]struct{}
