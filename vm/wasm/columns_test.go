@@ -94,7 +94,7 @@ func TestRegionColumnsStatuses(t *testing.T) {
 			if string(m[64:72]) != "abcdefxy" {
 				t.Errorf("values %q", m[64:72])
 			}
-			if strings.Trim(string(m[32:48]), "\xee") != "" || strings.Trim(string(m[56:64]), "\xee") != "" || strings.Trim(string(m[72:128]), "\xee") != "" {
+			if !all(m[32:48], 0xee) || !all(m[56:64], 0xee) || !all(m[72:128], 0xee) {
 				t.Errorf("bytes past the reported entries were written: % x", m[16:128])
 			}
 		}},
@@ -158,4 +158,14 @@ func TestRegionColumnsStatuses(t *testing.T) {
 		}
 	}
 	checkAlive(t, s)
+}
+
+// all reports whether every byte of b is c.
+func all(b []byte, c byte) bool {
+	for _, x := range b {
+		if x != c {
+			return false
+		}
+	}
+	return true
 }
