@@ -103,6 +103,9 @@ CUBE__IMPORT(shortest_path_hops) int32_t cube_v1_shortest_path_hops(const int32_
 CUBE__IMPORT(nearby) int32_t cube_v1_nearby(const int32_t *centre, int32_t k, double max_dist, void *buf, uint32_t cap,
                                             uint32_t *n_out, uint32_t *needed_out);
 CUBE__IMPORT(within_open) int32_t cube_v1_within_open(const int32_t *centre, double r, uint32_t *cursor_out);
+CUBE__IMPORT(region_columns) int32_t cube_v1_region_columns(uint32_t cursor, int32_t *coords, uint32_t *lens, uint8_t *vals,
+                                                            uint32_t cap_points, uint32_t vals_cap, uint32_t *n_out,
+                                                            uint32_t *vbytes_out);
 #undef CUBE__IMPORT
 
 /* ---- buffers ---- */
@@ -308,6 +311,57 @@ static inline cube_status cube_region_close(cube_region *r) {
     r->open = false;
     cube__free(&r->buf);
     return r->status;
+}
+
+/* A batch of points read as columns (cube_region_columns): point i has the
+ * coordinate coords[i * cube_dims()] .. and a value of lens[i] bytes; the
+ * values follow one another in vals, so a loop over the batch keeps its own
+ * offset (value i starts at lens[0] + ... + lens[i-1]). The buffers are the
+ * kit's, valid until the next cube_region_columns with these columns;
+ * cube_columns_free frees them. Start from a zeroed cube_columns. */
+typedef struct cube_columns {
+    uint32_t n;
+    const int32_t *coords;
+    const uint32_t *lens;
+    const uint8_t *vals;
+    cube_buf cbuf, lbuf, vbuf;
+} cube_columns;
+
+/* cube_region_columns reads the next batch of up to max_points points
+ * (1024 if 0) of a box or radius iteration as columns into c, one host call
+ * a batch, for loops that read many points and little of each: true with
+ * c->n > 0, or false at the end or on failure (then r->status is not
+ * CUBE_OK). Do not mix it with cube_region_next on one iteration
+ * (CUBE_BAD_ARGUMENT while cube_region_next holds records). */
+static inline bool cube_region_columns(cube_region *r, cube_columns *c, uint32_t max_points) {
+    if (!r->open) return false;
+    if (r->left != 0) {
+        r->status = CUBE_BAD_ARGUMENT;
+        return false;
+    }
+    if (max_points == 0) max_points = 1024;
+    r->status = cube__reserve(&c->cbuf, max_points * r->cw);
+    if (r->status == CUBE_OK) r->status = cube__reserve(&c->lbuf, max_points * 4);
+    if (r->status == CUBE_OK) r->status = cube__reserve(&c->vbuf, 0);
+    while (r->status == CUBE_OK) {
+        uint32_t vbytes = 0;
+        r->status = (cube_status)cube_v1_region_columns(r->cursor, (int32_t *)c->cbuf.p, (uint32_t *)c->lbuf.p, c->vbuf.p,
+                                                        max_points, c->vbuf.cap, &c->n, &vbytes);
+        if (r->status != CUBE_TOO_SMALL) break;
+        r->status = cube__reserve(&c->vbuf, vbytes);
+    }
+    c->coords = (const int32_t *)c->cbuf.p;
+    c->lens = (const uint32_t *)c->lbuf.p;
+    c->vals = c->vbuf.p;
+    if (r->status != CUBE_OK) c->n = 0;
+    return c->n > 0;
+}
+
+static inline void cube_columns_free(cube_columns *c) {
+    cube__free(&c->cbuf);
+    cube__free(&c->lbuf);
+    cube__free(&c->vbuf);
+    c->n = 0;
 }
 
 /* ---- edges ---- */

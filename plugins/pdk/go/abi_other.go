@@ -44,3 +44,6 @@ func abiNearby(unsafe.Pointer, int32, float64, unsafe.Pointer, uint32, unsafe.Po
 	return statusNotWASM
 }
 func abiWithinOpen(unsafe.Pointer, float64, unsafe.Pointer) int32 { return statusNotWASM }
+func abiRegionColumns(uint32, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, uint32, uint32, unsafe.Pointer, unsafe.Pointer) int32 {
+	return statusNotWASM
+}

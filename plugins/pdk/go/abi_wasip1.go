@@ -73,3 +73,6 @@ func abiNearby(centre unsafe.Pointer, k int32, maxDist float64, buf unsafe.Point
 
 //go:wasmimport cube_v1 within_open
 func abiWithinOpen(centre unsafe.Pointer, r float64, cursorOut unsafe.Pointer) int32
+
+//go:wasmimport cube_v1 region_columns
+func abiRegionColumns(cursor uint32, coords, lens, vals unsafe.Pointer, capPoints, valsCap uint32, nOut, vbytesOut unsafe.Pointer) int32

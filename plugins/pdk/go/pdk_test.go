@@ -36,6 +36,18 @@ func TestNotWASM(t *testing.T) {
 	if err := pdk.ClearErr(); !errors.Is(err, pdk.ErrNotWASM) {
 		t.Errorf("Err after a failed within: %v", err)
 	}
+	for range pdk.RegionColumns([]int32{}, []int32{}, 4) {
+		t.Fatal("region columns without a host yielded")
+	}
+	if err := pdk.ClearErr(); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Err after failed region columns: %v", err)
+	}
+	for range pdk.WithinColumns([]int32{}, 1, 0) {
+		t.Fatal("radius columns without a host yielded")
+	}
+	if err := pdk.ClearErr(); !errors.Is(err, pdk.ErrNotWASM) {
+		t.Errorf("Err after failed radius columns: %v", err)
+	}
 	for range pdk.Region([]int32{}, []int32{}) {
 		t.Fatal("a region without a host yielded")
 	}

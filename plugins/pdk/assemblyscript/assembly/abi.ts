@@ -24,3 +24,4 @@
 @external("cube_v1", "shortest_path_hops") export declare function shortest_path_hops(from: usize, to: usize, label: usize, labelLen: u32, dir: u32, maxHops: i32, weightOut: usize, buf: usize, cap: u32, neededOut: usize): i32;
 @external("cube_v1", "nearby") export declare function nearby(centre: usize, k: i32, maxDist: f64, buf: usize, cap: u32, nOut: usize, neededOut: usize): i32;
 @external("cube_v1", "within_open") export declare function within_open(centre: usize, r: f64, cursorOut: usize): i32;
+@external("cube_v1", "region_columns") export declare function region_columns(cursor: u32, coords: usize, lens: usize, vals: usize, capPoints: u32, valsCap: u32, nOut: usize, vbytesOut: usize): i32;

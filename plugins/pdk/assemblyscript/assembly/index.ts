@@ -283,6 +283,46 @@ class Batches {
     return true;
   }
 
+  // The columns of the last nextColumns.
+  coords: Int32Array = new Int32Array(0);
+  lens: Uint32Array = new Uint32Array(0);
+  vbuf: ArrayBuffer = new ArrayBuffer(65536);
+
+  /** nextColumns reads the next batch of up to maxPoints points (1024 if
+   * 0) with region_columns, growing the value buffer while one value does
+   * not fit, and returns how many it read and their values' bytes in
+   * out1; 0 at the end or on failure. */
+  nextColumns(maxPoints: u32): u32 {
+    if (!this.open) return 0;
+    if (this.left > 0) {
+      // records of region_next still wait in buf: mixing would reorder
+      this.status = Status.BadArgument;
+      failed(this.op, Status.BadArgument);
+      this.close();
+      return 0;
+    }
+    if (maxPoints == 0) maxPoints = 1024;
+    if (<u32>this.lens.length < maxPoints) {
+      this.lens = new Uint32Array(<i32>maxPoints);
+      this.coords = new Int32Array(<i32>maxPoints * dims());
+    }
+    let st = Status.TooSmall;
+    while (st == Status.TooSmall) {
+      st = abi.region_columns(this.cursor, this.coords.dataStart, this.lens.dataStart, changetype<usize>(this.vbuf),
+        maxPoints, <u32>this.vbuf.byteLength, out0, out1);
+      if (st == Status.TooSmall) this.vbuf = new ArrayBuffer(<i32>load<u32>(out1));
+    }
+    if (st != Status.OK) {
+      this.status = <Status>st;
+      failed(this.op, st);
+      this.close();
+      return 0;
+    }
+    const n = load<u32>(out0);
+    if (n == 0) this.close();
+    return n;
+  }
+
   /** wrap views n bytes at p (inside buf) as a Uint8Array. */
   wrap(p: usize, n: u32): Uint8Array {
     return Uint8Array.wrap(this.buf, <i32>(p - changetype<usize>(this.buf)), <i32>n);
@@ -321,6 +361,30 @@ export class Region {
   /** close ends the iteration early (it also ends by itself). */
   close(): void {
     this.b.close();
+  }
+
+  /** The batch of the last columns(): n points; point i has the coordinate
+   * coords[i * dims() ..] and a value of lens[i] bytes, the values one
+   * after another in vals. Valid until the next columns(). */
+  n: u32 = 0;
+  get coords(): Int32Array {
+    return this.b.coords;
+  }
+  get lens(): Uint32Array {
+    return this.b.lens;
+  }
+  vals: Uint8Array = new Uint8Array(0);
+
+  /** columns reads the next batch of up to maxPoints points (1024 if 0)
+   * as columns (region_columns: one host call a batch, no record around
+   * each value), for loops that read many points and little of each;
+   * false at the end or on failure. Do not mix it with next on one
+   * iteration (Status.BadArgument while next holds records). */
+  columns(maxPoints: u32 = 0): bool {
+    this.n = this.b.nextColumns(maxPoints);
+    if (this.n == 0) return false;
+    this.vals = Uint8Array.wrap(this.b.vbuf, 0, <i32>load<u32>(out1));
+    return true;
   }
 
   /** next moves to the next point; false at the end or on failure. */
@@ -376,6 +440,30 @@ export class Within {
   /** close ends the iteration early (it also ends by itself). */
   close(): void {
     this.b.close();
+  }
+
+  /** The batch of the last columns(): n points; point i has the coordinate
+   * coords[i * dims() ..] and a value of lens[i] bytes, the values one
+   * after another in vals. Valid until the next columns(). */
+  n: u32 = 0;
+  get coords(): Int32Array {
+    return this.b.coords;
+  }
+  get lens(): Uint32Array {
+    return this.b.lens;
+  }
+  vals: Uint8Array = new Uint8Array(0);
+
+  /** columns reads the next batch of up to maxPoints points (1024 if 0)
+   * as columns (region_columns: one host call a batch, no record around
+   * each value), for loops that read many points and little of each;
+   * false at the end or on failure. Do not mix it with next on one
+   * iteration (Status.BadArgument while next holds records). */
+  columns(maxPoints: u32 = 0): bool {
+    this.n = this.b.nextColumns(maxPoints);
+    if (this.n == 0) return false;
+    this.vals = Uint8Array.wrap(this.b.vbuf, 0, <i32>load<u32>(out1));
+    return true;
   }
 
   /** next moves to the next point; false at the end or on failure. */
