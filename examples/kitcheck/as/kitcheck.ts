@@ -5,7 +5,8 @@
 // clearFailure), and prints what each returned. Its twins in Go, C and
 // JavaScript must print the same text; the contract is in
 // plugins/pdk/conformance's doc. With the argument "dfs" it runs only the
-// depth-first walks; with "near", only the distance queries (nearby,
+// depth-first walks; with "columns", only Region's and Within's columns()
+// against their next(); with "near", only the distance queries (nearby,
 // Within) and hop-bounded paths (shortestPathHops).
 //
 // Rebuild: ./build.sh kitcheck (from this directory)
@@ -135,6 +136,55 @@ function near(): string | null {
   return null;
 }
 
+/** byNext reads a Region or Within with next(), a "c=v" string a point. */
+function byNext<T>(it: T): string[] {
+  const s = new Array<string>(0);
+  while (it.next()) s.push(co(it.coord) + "=" + String.UTF8.decodeUnsafe(it.value.dataStart, <usize>it.value.length));
+  return s;
+}
+
+/** byColumns reads a Region or Within with columns(max) and says whether it
+ * gave the points of want, in order. */
+function byColumns<T>(name: string, it: T, max: u32, want: string[]): string {
+  let n = 0;
+  let size: u32 = 0;
+  let same = true;
+  const d = cube.dims();
+  while (it.columns(max)) {
+    let off: usize = 0;
+    for (let i = 0; i < <i32>it.n; i++) {
+      const l = it.lens[i];
+      const c = new Array<i32>(d);
+      for (let k = 0; k < d; k++) c[k] = it.coords[i * d + k];
+      const v = String.UTF8.decodeUnsafe(it.vals.dataStart + off, <usize>l);
+      off += l;
+      same = same && n < want.length && want[n] == co(c) + "=" + v;
+      n++;
+      size += l;
+    }
+  }
+  const verdict = same && n == want.length ? "same" : "differs";
+  return "columns " + name + ": n=" + n.toString() + " bytes=" + size.toString() + " " + verdict;
+}
+
+/** columns is the run with the argument "columns". */
+function columns(): string | null {
+  const out = new Array<string>(0);
+  const lo: i32[] = [-20, -20];
+  const hi: i32[] = [20, 20];
+  const b: i32[] = [37, -12];
+  const elo: i32[] = [100, 100];
+  const ehi: i32[] = [200, 200];
+  out.push(byColumns("region -20,-20..20,20", new cube.Region(lo, hi), 7, byNext(new cube.Region(lo, hi))));
+  if (cube.failure !== null) return null;
+  out.push(byColumns("within 37,-12 r=15", new cube.Within(b, 15), 1, byNext(new cube.Within(b, 15))));
+  if (cube.failure !== null) return null;
+  out.push(byColumns("region 100,100..200,200", new cube.Region(elo, ehi), 0, byNext(new cube.Region(elo, ehi))));
+  if (cube.failure !== null) return null;
+  cube.outputString(out.join("\n"));
+  return null;
+}
+
 function kitcheck(): string | null {
   const gone: i32[] = [5, 5];
   const a: i32[] = [0, 0];
@@ -144,6 +194,7 @@ function kitcheck(): string | null {
   cube.log("kitcheck: start");
   const args = cube.args();
   if (args.length == 4 && args[0] == 0x6e && args[1] == 0x65 && args[2] == 0x61 && args[3] == 0x72) return near(); // "near"
+  if (args.length == 7 && String.UTF8.decodeUnsafe(args.dataStart, 7) == "columns") return columns();
   if (args.length == 3 && args[0] == 0x64 && args[1] == 0x66 && args[2] == 0x73) { // "dfs"
     let w = walk("dfs 0,0 t 3", a, cube.Order.DFS, 3, cube.Direction.Out, "t", 0);
     if (w === null) return null;

@@ -5,7 +5,8 @@
  * the inverted-box error path (a CUBE_BAD_ARGUMENT status), and prints what
  * each returned. Its twins in Go, AssemblyScript and JavaScript must print
  * the same text; the contract is in plugins/pdk/conformance's doc. With the
- * argument "dfs" it runs only the depth-first walks; with "near", only the
+ * argument "dfs" it runs only the depth-first walks; with "columns", only
+ * cube_region_columns against cube_region_next; with "near", only the
  * distance queries (cube_nearby, cube_within_open) and hop-bounded paths
  * (cube_shortest_path_hops).
  *
@@ -241,12 +242,67 @@ static int32_t near(void) {
     return cube_output(out, (uint32_t)outn) == CUBE_OK ? 0 : 1;
 }
 
+/* fnv folds n bytes into the running FNV-1a hash h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
+    return h;
+}
+
+/* columns_one reads the iteration it with cube_region_columns in batches of
+ * max_points and the iteration pts with cube_region_next, and says whether
+ * they gave the same points in the same order (compared by a hash of each
+ * sequence). */
+static cube_status columns_one(const char *name, cube_region *it, cube_region *pts, uint32_t max_points) {
+    uint64_t hp = 14695981039346656037u, hc = hp;
+    int np = 0, nc = 0, size = 0, cw = 4 * cube_dims();
+    cube_point p;
+    while (cube_region_next(pts, &p)) {
+        hp = fnv(fnv(fnv(hp, p.coord, (size_t)cw), &p.len, 4), p.value, p.len);
+        np++;
+    }
+    cube_status st = cube_region_close(pts);
+    if (st != CUBE_OK) return st;
+    cube_columns c = {0};
+    while (cube_region_columns(it, &c, max_points)) {
+        const uint8_t *v = c.vals;
+        for (uint32_t i = 0; i < c.n; i++) {
+            hc = fnv(fnv(fnv(hc, c.coords + i * (uint32_t)cube_dims(), (size_t)cw), &c.lens[i], 4), v, c.lens[i]);
+            v += c.lens[i];
+            size += (int)c.lens[i];
+            nc++;
+        }
+    }
+    cube_columns_free(&c);
+    st = cube_region_close(it);
+    if (st != CUBE_OK) return st;
+    say("columns %s: n=%d bytes=%d %s", name, nc, size, hp == hc && np == nc ? "same" : "differs");
+    return CUBE_OK;
+}
+
+/* columns is the run with the argument "columns". */
+static int32_t columns(void) {
+    static const int32_t lo[2] = {-20, -20}, hi[2] = {20, 20}, b[2] = {37, -12}, elo[2] = {100, 100}, ehi[2] = {200, 200};
+    cube_region it, pts;
+    TRY("region", cube_region_open(&it, lo, hi));
+    TRY("region", cube_region_open(&pts, lo, hi));
+    TRY("columns", columns_one("region -20,-20..20,20", &it, &pts, 7));
+    TRY("within", cube_within_open(&it, b, 15));
+    TRY("within", cube_within_open(&pts, b, 15));
+    TRY("columns", columns_one("within 37,-12 r=15", &it, &pts, 1));
+    TRY("region", cube_region_open(&it, elo, ehi));
+    TRY("region", cube_region_open(&pts, elo, ehi));
+    TRY("columns", columns_one("region 100,100..200,200", &it, &pts, 0));
+    return cube_output(out, (uint32_t)outn) == CUBE_OK ? 0 : 1;
+}
+
 CUBE_RUN(void) {
     static const int32_t gone[2] = {5, 5}, a[2] = {0, 0}, c1[2] = {1, 1}, c2[2] = {2, 1};
     cube_log("kitcheck: start");
     uint32_t alen;
     const uint8_t *args = cube_args(&alen);
     if (args != NULL && alen == 4 && memcmp(args, "near", 4) == 0) return near();
+    if (args != NULL && alen == 7 && memcmp(args, "columns", 7) == 0) return columns();
     if (args != NULL && alen == 3 && memcmp(args, "dfs", 3) == 0) {
         TRY("walk", walk("dfs 0,0 t 3", a, (cube_walk_options){.order = CUBE_DFS, .max_depth = 3, .label = "t"}));
         TRY("walk", walk("dfs 0,0 t 3 limit 3", a,

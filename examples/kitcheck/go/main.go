@@ -4,13 +4,15 @@
 // (plugins/pdk/go) that the other examples leave out — Delete, Link,
 // Unlink, Edges, Walk (BFS and DFS), ShortestPath, Log — and the
 // inverted-box error path, and prints what each returned; with the
-// argument "near", Nearby, Within and ShortestPathWith (hop-bounded). Its twins in C,
+// argument "near", Nearby, Within and ShortestPathWith (hop-bounded); with
+// "columns", RegionColumns and WithinColumns against Region and Within. Its twins in C,
 // AssemblyScript and JavaScript must print the same text; the contract is
 // in plugins/pdk/conformance's doc.
 package main
 
 import (
 	"errors"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -86,6 +88,8 @@ func kitcheck() error {
 		return dfs(a)
 	case "near":
 		return near()
+	case "columns":
+		return columns()
 	}
 	first, err := pdk.Delete(gone)
 	if err != nil {
@@ -307,3 +311,44 @@ func errText(err error) string {
 }
 
 func main() {}
+
+// columns is the run with the argument "columns": each query read with
+// the column reader and with the point iterator, which must agree.
+func columns() error {
+	var out []string
+	for _, q := range []struct {
+		name   string
+		points iter.Seq2[[]int32, []byte]
+		cols   iter.Seq[*pdk.Columns]
+	}{
+		{"region -20,-20..20,20", pdk.Region([]int32{-20, -20}, []int32{20, 20}), pdk.RegionColumns([]int32{-20, -20}, []int32{20, 20}, 7)},
+		{"within 37,-12 r=15", pdk.Within([]int32{37, -12}, 15), pdk.WithinColumns([]int32{37, -12}, 15, 1)},
+		{"region 100,100..200,200", pdk.Region([]int32{100, 100}, []int32{200, 200}), pdk.RegionColumns([]int32{100, 100}, []int32{200, 200}, 0)},
+	} {
+		var want []string
+		for c, v := range q.points {
+			want = append(want, co(c)+"="+string(v))
+		}
+		n, size, same := 0, 0, true
+		d := pdk.Dims()
+		for b := range q.cols {
+			off := 0
+			for i := range b.N {
+				v := b.Vals[off : off+int(b.Lens[i])]
+				off += len(v)
+				same = same && n < len(want) && want[n] == co(b.Coords[i*d:(i+1)*d])+"="+string(v)
+				n++
+				size += len(v)
+			}
+		}
+		if err := pdk.Err(); err != nil {
+			return err
+		}
+		verdict := "same"
+		if !same || n != len(want) {
+			verdict = "differs"
+		}
+		out = append(out, "columns "+q.name+": n="+strconv.Itoa(n)+" bytes="+strconv.Itoa(size)+" "+verdict)
+	}
+	return pdk.OutputString(strings.Join(out, "\n"))
+}

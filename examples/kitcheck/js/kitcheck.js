@@ -3,8 +3,9 @@
 // error path (a TypeError), and prints what each returned. Its twins in Go,
 // C and AssemblyScript must print the same text; the contract is in
 // plugins/pdk/conformance's doc. With the argument "dfs" it runs only the
-// depth-first walks; with "near", only the distance queries (nearby,
-// within) and hop-bounded paths.
+// depth-first walks; with "columns", only region and within read with
+// columns() against their iterators; with "near", only the distance
+// queries (nearby, within) and hop-bounded paths.
 function co(c) { return c.join(","); }
 function cost(w) { return String(Math.round(w * 100)); }
 function sorted(a) { return a.slice().sort(); }
@@ -73,11 +74,42 @@ function pathHops(from, to, hops) {
   return p.coords.map(co).join(" ") + " cost=" + cost(p.weight);
 }
 
+// columnsOf reads a region or radius with columns({max}) and says whether
+// it gave the points of the same query read point by point, in order.
+function columnsOf(name, cols, points, max) {
+  const want = [];
+  for (const p of points) want.push(co(p.c) + "=" + p.v);
+  let n = 0, size = 0, same = true;
+  for (;;) {
+    const b = cols.columns({ max: max, values: "bytes" });
+    if (b.n === 0) break;
+    for (let i = 0; i < b.n; i++) {
+      const c = b.c.map(function (axis) { return axis[i]; });
+      let v = "";
+      for (let k = b.off[i]; k < b.off[i + 1]; k++) v += String.fromCharCode(b.v[k]);
+      same = same && n < want.length && want[n] === co(c) + "=" + v;
+      n++;
+      size += b.off[i + 1] - b.off[i];
+    }
+  }
+  return "columns " + name + ": n=" + n + " bytes=" + size + " " + (same && n === want.length ? "same" : "differs");
+}
+
+function columns() {
+  const lo = [-20, -20], hi = [20, 20], b = [37, -12], elo = [100, 100], ehi = [200, 200];
+  return [
+    columnsOf("region -20,-20..20,20", cube.region(lo, hi), cube.region(lo, hi), 7),
+    columnsOf("within 37,-12 r=15", cube.within(b, 15), cube.within(b, 15), 1),
+    columnsOf("region 100,100..200,200", cube.region(elo, ehi), cube.region(elo, ehi), 1000),
+  ].join("\n");
+}
+
 function run() {
   const gone = [5, 5], a = [0, 0], c1 = [1, 1], c2 = [2, 1];
   const out = [];
   cube.log("kitcheck: start");
   if (cube.args === "near") return near();
+  if (cube.args === "columns") return columns();
   if (cube.args === "dfs") {
     out.push("walk dfs 0,0 t 3: " + steps(cube.walk(a, { order: "dfs", depth: 3, label: "t" })));
     out.push("walk dfs 0,0 t 3 limit 3: " + steps(cube.walk(a, { order: "dfs", depth: 3, label: "t", limit: 3 })));

@@ -2,10 +2,12 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cubelinux/cube/vm"
@@ -180,4 +182,37 @@ func bruteRecords(d Data, q ColumnsQuery) string {
 		}
 	}
 	return sortedRecords(b, d.Dims)
+}
+
+// columnsModel is kitcheck's "columns" run: each kit reads three queries
+// (a box in batches of 7, a radius in batches of 1, an empty box with the
+// kit's default batch) with its column reader and with its point
+// iterator, and prints
+//
+//	columns <query>: n=<points> bytes=<their values' bytes> same
+//
+// "same" when the two gave the same points in the same order (a kit
+// prints "differs" otherwise).
+func columnsModel(ctx context.Context, h vm.Host) (string, error) {
+	var out []string
+	for _, q := range []struct {
+		name string
+		cur  vm.Cursor[vm.Point]
+	}{
+		{"region -20,-20..20,20", h.Region(ctx, xy(-20, -20), xy(20, 20))},
+		{"within 37,-12 r=15", h.Within(ctx, nearCentres[1], 15)},
+		{"region 100,100..200,200", h.Region(ctx, xy(100, 100), xy(200, 200))},
+	} {
+		n, size := 0, 0
+		for p, ok := q.cur.Next(); ok; p, ok = q.cur.Next() {
+			n++
+			size += len(p.Value)
+		}
+		q.cur.Close()
+		if err := q.cur.Err(); err != nil {
+			return "", err
+		}
+		out = append(out, "columns "+q.name+": n="+strconv.Itoa(n)+" bytes="+strconv.Itoa(size)+" same")
+	}
+	return strings.Join(out, "\n"), nil
 }

@@ -49,7 +49,13 @@
 //     reported by the kit as a bad argument without failing the run. Its
 //     data is random points no two of which lie at the same distance from
 //     a query's centre, so the engine's answers must equal the brute-force
-//     ones of the reference host exactly.
+//     ones of the reference host exactly. With the argument "columns" it
+//     reads a box in batches of 7, a radius in batches of 1 and an empty
+//     box with each kit's column reader (region_columns; JavaScript's
+//     columns()) and with its point iterator, and prints
+//     "columns <query>: n=<points> bytes=<value bytes> same" when the two
+//     agree point for point (columnsModel in columns.go). CheckColumns
+//     (columns.go) checks region_columns itself at every capacity edge.
 //
 // Malformed arguments (a length other than the program expects) are a guest
 // error "<program>: bad arguments".

@@ -75,6 +75,9 @@ func kitcheckCases() []Case {
 		// expected output is the model's on the reference host (brute
 		// force), so the engine's answers are checked against it.
 		{Name: "kitcheck/near", Data: nearData(), Args: []byte("near")},
+		// The kits' column readers (region_columns; JavaScript's
+		// columns()) against their point iterators, on the same data.
+		{Name: "kitcheck/columns", Data: nearData(), Args: []byte("columns")},
 		{Name: "kitcheck/read-only", Data: d, Limits: vm.Limits{ReadOnly: true}, WantKind: vm.KindReadOnly},
 		{Name: "kitcheck/write limit", Data: d, Limits: vm.Limits{Writes: 2}, WantKind: vm.KindWriteLimit},
 	}
@@ -120,6 +123,9 @@ func kitcheckModel(ctx context.Context, h vm.Host, args []byte) (string, error) 
 	}
 	if string(args) == "near" {
 		return nearModel(ctx, h)
+	}
+	if string(args) == "columns" {
+		return columnsModel(ctx, h)
 	}
 	if string(args) == "dfs" {
 		walks = walks[:0]
