@@ -145,10 +145,12 @@ func BenchmarkRegionFill(b *testing.B) {
 // TestRegionFillPoints: a region read by a random mix of Next,
 // FillPoints and FillColumns, with buffers of random sizes (too small ones
 // included), yields exactly the engine's points in its order, each once,
-// packed as vm.PackPoint packs them. Seen to fail with FillColumns
+// packed as vm.PackPoint packs them, and FillColumns writes nothing past
+// the points and value bytes it reports. Seen to fail with FillColumns
 // leaving the cursor's position where it was after a point that did not
-// fit (points came twice) and with its coordinates copied from the start
-// of the stretch.
+// fit (points came twice), with its coordinates copied from the start of
+// the stretch, and with the length of a value that did not fit written
+// before the check.
 func TestRegionFillPoints(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -210,7 +212,17 @@ func TestRegionFillPoints(t *testing.T) {
 						room = rng.IntN(400)
 					}
 					coords, lens, vals := make([]byte, 8*room), make([]byte, 4*room), make([]byte, rng.IntN(120))
+					for _, b := range [][]byte{coords, lens, vals} {
+						for i := range b {
+							b[i] = 0xee
+						}
+					}
 					n, used, stuck, need := cur.(vm.ColumnFiller).FillColumns(coords, lens, vals)
+					for _, rest := range [][]byte{coords[8*n:], lens[4*n:], vals[used:]} {
+						if bytes.Count(rest, []byte{0xee}) != len(rest) {
+							t.Fatalf("round %d: FillColumns wrote past the %d points and %d value bytes it reported", round, n, used)
+						}
+					}
 					switch {
 					case stuck && (n != 0 || (room > 0 && need <= len(vals))):
 						t.Fatalf("round %d: stuck with n %d, need %d, %d points and %d bytes of room", round, n, need, room, len(vals))

@@ -161,6 +161,23 @@ func BenchmarkAggregate_WASM(b *testing.B) {
 	}
 }
 
+// BenchmarkAggregate_Columns sums 65,536 values through region_columns
+// (aggregate_columns.wat). The reference host has no bulk path, so this
+// times the sandbox's one-point-at-a-time filling of the columns; the
+// root package's BenchmarkAggregate/wasm-columns times the engine's.
+func BenchmarkAggregate_Columns(b *testing.B) {
+	s := newSandbox(b)
+	p := compile(b, s, "aggregate_columns", vm.Limits{})
+	h, args := aggregateHost()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := p.Run(ctx, h, args)
+		if err != nil || binary.LittleEndian.Uint64(res.Output[8:]) != 65536 {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAggregate_Go is the same sum written in Go against the host.
 func BenchmarkAggregate_Go(b *testing.B) {
 	h, _ := aggregateHost()
