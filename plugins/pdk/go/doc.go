@@ -34,6 +34,10 @@
 // error. After ErrLimit or ErrReadOnly the run has failed whatever the
 // program does next: return the error.
 //
+// A loop that reads many points and little of each (a sum, a count, a
+// filter) reads them as columns with RegionColumns or WithinColumns: one
+// host call a batch, and no record around each point.
+//
 // Region, Within and Edges are range-over-func iterators and cannot return an error;
 // a failure ends the loop early and is kept: Run then fails the run with it
 // even if the function returned nil, and Err reports it to a program that
