@@ -17,7 +17,7 @@ REPS=${REPS:-5}
 cd "$(dirname "$0")/../.."
 command -v redis-benchmark >/dev/null || { echo "connmodel.sh: redis-benchmark not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
 W=$(mktemp -d /tmp/connmodel.XXXX)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$W"' EXIT
 go build -o "$W/connmodel" ./server/bench/connmodel
 "$W/connmodel" -mode go -sock "$W/go.sock" & pg=$!
 "$W/connmodel" -mode epoll -sock "$W/epoll.sock" & pe=$!

@@ -35,7 +35,7 @@ for t in redis-server redis-cli redis-benchmark; do
 	command -v "$t" >/dev/null || { echo "vs-redis.sh: $t not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
 W=$(mktemp -d /tmp/vsredis.XXXX)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$W"' EXIT
 if [ -n "${CUBE:-}" ]; then
 	cp "$CUBE" "$W/cube"
 else
