@@ -48,21 +48,25 @@ func holdAll(t *testing.T, p vm.Program, n int) func() {
 	return func() { close(h.gate); wg.Wait() }
 }
 
-const gateJS = `function run(a) { if (a === "block") cube.get([0]); return "ok" }`
+// busySandbox returns a sandbox and a program of it, with as many runs
+// of it holding a runtime as the pool keeps idle; release lets them end.
+func busySandbox(t *testing.T) (sb *Sandbox, p vm.Program, release func()) {
+	t.Helper()
+	sb = New(Options{})
+	t.Cleanup(func() { sb.Close(context.Background()) })
+	p, err := sb.Compile(context.Background(), []byte(`function run(a) { if (a === "block") cube.get([0]); return "ok" }`), vm.Limits{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb, p, holdAll(t, p, poolSize())
+}
 
 // TestTakeWaitsForAnIdleRuntime: a run that finds every runtime busy
 // waits for one to come back instead of building its own (milliseconds of
 // CPU, then dropped once the pool is full). Break it catches: take
 // building at once when the pool is empty (one runtime more is built).
 func TestTakeWaitsForAnIdleRuntime(t *testing.T) {
-	sb := New(Options{})
-	defer sb.Close(context.Background())
-	p, err := sb.Compile(context.Background(), []byte(gateJS), vm.Limits{Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := poolSize()
-	release := holdAll(t, p, n) // every runtime the pool can hold is taken
+	sb, p, release := busySandbox(t)
 	// The wait is as long as the last build took; make it longer than the
 	// slowest machine needs to hand back a runtime.
 	sb.buildTime.Store(int64(time.Minute))
@@ -90,13 +94,7 @@ func TestTakeWaitsForAnIdleRuntime(t *testing.T) {
 // own and finishes while they still hold theirs. Break it catches: take
 // waiting on the pool without a bound (the run never finishes).
 func TestTakeBuildsWhenNoneComesBack(t *testing.T) {
-	sb := New(Options{})
-	defer sb.Close(context.Background())
-	p, err := sb.Compile(context.Background(), []byte(gateJS), vm.Limits{Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := holdAll(t, p, poolSize())
+	sb, p, release := busySandbox(t)
 	defer release()
 	sb.buildTime.Store(int64(20 * time.Millisecond))
 	before := sb.built.Load()
@@ -123,19 +121,13 @@ func TestTakeBuildsWhenNoneComesBack(t *testing.T) {
 // Break it catches: take ignoring ctx while it waits (the run ends only
 // when the minute-long wait does).
 func TestTakeWaitEndsWithTheContext(t *testing.T) {
-	sb := New(Options{})
-	defer sb.Close(context.Background())
-	p, err := sb.Compile(context.Background(), []byte(gateJS), vm.Limits{Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := holdAll(t, p, poolSize())
+	sb, p, release := busySandbox(t)
 	defer release()
 	sb.buildTime.Store(int64(time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = p.Run(ctx, vmtest.NewHost(1), nil)
+	_, err := p.Run(ctx, vmtest.NewHost(1), nil)
 	if vm.KindOf(err) != vm.KindTimeout {
 		t.Fatalf("err %v, want a timeout", err)
 	}
