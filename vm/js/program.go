@@ -139,9 +139,11 @@ func (p *Program) Close(ctx context.Context) error {
 }
 
 // poolSize is how many idle runtimes a sandbox keeps: enough for every
-// processor to run at once, twice over, since runs that wait (on a host
-// call, or preempted) hold theirs meanwhile.
-func poolSize() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+// processor to run at once, and at least 4, since on a small machine runs
+// that wait (on a host call, or preempted) hold theirs meanwhile. Each is
+// about 0.75 MiB; take's wait, not a bigger pool, keeps bursts from
+// building more.
+func poolSize() int { return max(4, runtime.GOMAXPROCS(0)) }
 
 // take returns an idle runtime. When none is idle it waits for one to be
 // given back for as long as building one last took, and only then builds
