@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/cubelinux/cube"
-	"github.com/cubelinux/cube/engine"
-	"github.com/cubelinux/cube/engine/vfs"
 	"github.com/cubelinux/cube/plugins/pdk/conformance"
 	"github.com/cubelinux/cube/vm"
 )
@@ -28,11 +26,7 @@ import (
 // points were already taken (the guest's retry found the wrong point).
 func TestColumnsEngine(t *testing.T) {
 	ctx := context.Background()
-	db, err := cube.Open("db", cube.Options{Engine: engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := memDB(t)
 	if err := loadEngine(ctx, db, "cols", conformance.ColumnsData()); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,18 @@ import (
 	"github.com/cubelinux/cube/vm"
 )
 
+// memDB is a store in memory for the tests that run programs through
+// db.Prog and db.Run.
+func memDB(t *testing.T) *cube.DB {
+	t.Helper()
+	db, err := cube.Open("db", cube.Options{Engine: engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
 // TestConformanceEngine runs the table through the real thing: each case's
 // data in its own namespace of a cube.DB, the program registered with
 // db.Prog and run with db.Run (a read-write run is an engine transaction),
@@ -23,11 +35,7 @@ import (
 // as on the reference host.
 func TestConformanceEngine(t *testing.T) {
 	ctx := context.Background()
-	db, err := cube.Open("db", cube.Options{Engine: engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := memDB(t)
 	cases := conformance.Cases()
 	for _, l := range conformance.Languages() {
 		if *onlyLang != "" && string(l) != *onlyLang {
