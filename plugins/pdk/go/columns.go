@@ -45,18 +45,9 @@ func (c *Columns) Value(i int) []byte {
 // ends the loop and fails the run (see Err).
 func RegionColumns(min, max []int32, maxPoints int) iter.Seq[*Columns] {
 	return func(yield func(*Columns) bool) {
-		k, err := coords("region", min, max)
-		if err != nil {
-			fail(err)
-			return
+		if cursor, ok := openRegion(min, max); ok {
+			columns("region", cursor, maxPoints, yield)
 		}
-		var cursor uint32
-		cw := 4 * Dims()
-		if st := abiRegionOpen(ptr(k), ptr(k[cw:]), unsafe.Pointer(&cursor)); st != statusOK {
-			fail(statusErr("region", st))
-			return
-		}
-		columns("region", cursor, maxPoints, yield)
 	}
 }
 
@@ -64,17 +55,9 @@ func RegionColumns(min, max []int32, maxPoints int) iter.Seq[*Columns] {
 // from c, as Within reads them.
 func WithinColumns(c []int32, r float64, maxPoints int) iter.Seq[*Columns] {
 	return func(yield func(*Columns) bool) {
-		k, err := coords("within", c)
-		if err != nil {
-			fail(err)
-			return
+		if cursor, ok := openWithin(c, r); ok {
+			columns("within", cursor, maxPoints, yield)
 		}
-		var cursor uint32
-		if st := abiWithinOpen(ptr(k), r, unsafe.Pointer(&cursor)); st != statusOK {
-			fail(statusErr("within", st))
-			return
-		}
-		columns("within", cursor, maxPoints, yield)
 	}
 }
 

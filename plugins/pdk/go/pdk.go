@@ -334,18 +334,9 @@ func fail(err error) {
 // the loop and fails the run (see Err).
 func Region(min, max []int32) iter.Seq2[[]int32, []byte] {
 	return func(yield func([]int32, []byte) bool) {
-		k, err := coords("region", min, max)
-		if err != nil {
-			fail(err)
-			return
+		if cursor, ok := openRegion(min, max); ok {
+			points("region", cursor, yield)
 		}
-		var cursor uint32
-		cw := 4 * Dims()
-		if st := abiRegionOpen(ptr(k), ptr(k[cw:]), unsafe.Pointer(&cursor)); st != statusOK {
-			fail(statusErr("region", st))
-			return
-		}
-		points("region", cursor, yield)
 	}
 }
 
@@ -362,18 +353,41 @@ func Region(min, max []int32) iter.Seq2[[]int32, []byte] {
 // r that is NaN or negative.
 func Within(c []int32, r float64) iter.Seq2[[]int32, []byte] {
 	return func(yield func([]int32, []byte) bool) {
-		k, err := coords("within", c)
-		if err != nil {
-			fail(err)
-			return
+		if cursor, ok := openWithin(c, r); ok {
+			points("within", cursor, yield)
 		}
-		var cursor uint32
-		if st := abiWithinOpen(ptr(k), r, unsafe.Pointer(&cursor)); st != statusOK {
-			fail(statusErr("within", st))
-			return
-		}
-		points("within", cursor, yield)
 	}
+}
+
+// openRegion opens a region cursor on the box [min, max]; on failure it
+// fails the run (see Err) and reports false.
+func openRegion(min, max []int32) (cursor uint32, ok bool) {
+	k, err := coords("region", min, max)
+	if err != nil {
+		fail(err)
+		return 0, false
+	}
+	cw := 4 * Dims()
+	if st := abiRegionOpen(ptr(k), ptr(k[cw:]), unsafe.Pointer(&cursor)); st != statusOK {
+		fail(statusErr("region", st))
+		return 0, false
+	}
+	return cursor, true
+}
+
+// openWithin opens a cursor on the points at distance at most r from c;
+// on failure it fails the run and reports false.
+func openWithin(c []int32, r float64) (cursor uint32, ok bool) {
+	k, err := coords("within", c)
+	if err != nil {
+		fail(err)
+		return 0, false
+	}
+	if st := abiWithinOpen(ptr(k), r, unsafe.Pointer(&cursor)); st != statusOK {
+		fail(statusErr("within", st))
+		return 0, false
+	}
+	return cursor, true
 }
 
 // points hands the point records of an open cursor to yield, batch by
