@@ -334,23 +334,15 @@ class Batches {
   }
 }
 
-/**
- * Region iterates the points in the box [min, max], reading many per host
- * call:
- *
- *   const r = new cube.Region(min, max);
- *   while (r.next()) { r.coord; r.value; }
- *
- * coord and value are valid until the next call of next.
- */
-export class Region {
+/** Points is what Region and Within share: a point iteration read with
+ * next (point records) or columns (region_columns). */
+export class Points {
   coord: i32[];
   value: Uint8Array = new Uint8Array(0);
-  private b: Batches = new Batches(false);
+  protected b: Batches = new Batches(false);
 
-  constructor(min: i32[], max: i32[]) {
+  constructor() {
     this.coord = new Array<i32>(dims());
-    this.b.start("region", abi.region_open(coordPtr(min), coordPtr(max), out0));
   }
 
   /** The iteration's status: OK while it runs and after a clean end. */
@@ -393,6 +385,23 @@ export class Region {
     if (v === null) return false;
     this.value = v;
     return true;
+  }
+}
+
+
+/**
+ * Region iterates the points in the box [min, max], reading many per host
+ * call:
+ *
+ *   const r = new cube.Region(min, max);
+ *   while (r.next()) { r.coord; r.value; }
+ *
+ * coord and value are valid until the next call of next.
+ */
+export class Region extends Points {
+  constructor(min: i32[], max: i32[]) {
+    super();
+    this.b.start("region", abi.region_open(coordPtr(min), coordPtr(max), out0));
   }
 }
 
@@ -422,56 +431,10 @@ function nextPoint(b: Batches, coord: i32[]): Uint8Array | null {
  * are Euclidean over the coordinates (metres on the sphere in a GEO
  * namespace). An r that is NaN or negative fails with Status.BadArgument.
  */
-export class Within {
-  coord: i32[];
-  value: Uint8Array = new Uint8Array(0);
-  private b: Batches = new Batches(false);
-
+export class Within extends Points {
   constructor(centre: i32[], r: f64) {
-    this.coord = new Array<i32>(dims());
+    super();
     this.b.start("within", abi.within_open(coordPtr(centre), r, out0));
-  }
-
-  /** The iteration's status: OK while it runs and after a clean end. */
-  get status(): Status {
-    return this.b.status;
-  }
-
-  /** close ends the iteration early (it also ends by itself). */
-  close(): void {
-    this.b.close();
-  }
-
-  /** The batch of the last columns(): n points; point i has the coordinate
-   * coords[i * dims() ..] and a value of lens[i] bytes, the values one
-   * after another in vals. Valid until the next columns(). */
-  n: u32 = 0;
-  get coords(): Int32Array {
-    return this.b.coords;
-  }
-  get lens(): Uint32Array {
-    return this.b.lens;
-  }
-  vals: Uint8Array = new Uint8Array(0);
-
-  /** columns reads the next batch of up to maxPoints points (1024 if 0)
-   * as columns (region_columns: one host call a batch, no record around
-   * each value), for loops that read many points and little of each;
-   * false at the end or on failure. Do not mix it with next on one
-   * iteration (Status.BadArgument while next holds records). */
-  columns(maxPoints: u32 = 0): bool {
-    this.n = this.b.nextColumns(maxPoints);
-    if (this.n == 0) return false;
-    this.vals = Uint8Array.wrap(this.b.vbuf, 0, <i32>load<u32>(out1));
-    return true;
-  }
-
-  /** next moves to the next point; false at the end or on failure. */
-  next(): bool {
-    const v = nextPoint(this.b, this.coord);
-    if (v === null) return false;
-    this.value = v;
-    return true;
   }
 }
 
