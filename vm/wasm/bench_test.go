@@ -148,26 +148,19 @@ func aggregateHost() (*vmtest.Host, []byte) {
 }
 
 // BenchmarkAggregate_WASM sums 65,536 values through region_next.
-func BenchmarkAggregate_WASM(b *testing.B) {
-	s := newSandbox(b)
-	p := compile(b, s, "aggregate", vm.Limits{})
-	h, args := aggregateHost()
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := p.Run(ctx, h, args)
-		if err != nil || binary.LittleEndian.Uint64(res.Output[8:]) != 65536 {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkAggregate_WASM(b *testing.B) { benchAggregate(b, "aggregate") }
 
 // BenchmarkAggregate_Columns sums 65,536 values through region_columns
 // (aggregate_columns.wat). The reference host has no bulk path, so this
 // times the sandbox's one-point-at-a-time filling of the columns; the
 // root package's BenchmarkAggregate/wasm-columns times the engine's.
-func BenchmarkAggregate_Columns(b *testing.B) {
+func BenchmarkAggregate_Columns(b *testing.B) { benchAggregate(b, "aggregate_columns") }
+
+// benchAggregate runs the aggregate module of testdata named module over
+// aggregateHost's 65,536 points.
+func benchAggregate(b *testing.B, module string) {
 	s := newSandbox(b)
-	p := compile(b, s, "aggregate_columns", vm.Limits{})
+	p := compile(b, s, module, vm.Limits{})
 	h, args := aggregateHost()
 	b.ReportAllocs()
 	for b.Loop() {
