@@ -45,14 +45,11 @@ func hostRegionColumns(ctx context.Context, rs *runState, m api.Module, s []uint
 		s[0] = StatusTooSmall
 		return
 	}
-	binary.LittleEndian.PutUint32(nOut, uint32(n))
-	binary.LittleEndian.PutUint32(vOut, uint32(used))
-	s[0] = StatusOK
-	if n == 0 {
-		if err := c.points.Err(); err != nil {
-			s[0] = rs.hostErr(fn, err)
-		}
-	}
+	// Not stuck: need is 0, so packed answers the points taken, the end,
+	// or the cursor's error, as for region_next. (A stuck call is answered
+	// above: its value may be empty, a need of 0 that packed would read
+	// as the end.)
+	rs.packed(fn, s, nOut, vOut, n, used, 0, c.points.Err)
 }
 
 // viewLong is view for a length computed in 64 bits (a count times a
