@@ -381,11 +381,15 @@ func waitHas(t testing.TB, n *node, ns string, acked map[int]string) {
 	ctx := context.Background()
 	deadline := time.Now().Add(15 * time.Second)
 	var missing []int
+	var answer string // to the first missing key's GET
 	for {
 		missing = missing[:0]
 		for k, v := range acked {
 			got, err := c.Do(ctx, "GET", ns, k).Text()
 			if err != nil || got != v {
+				if len(missing) == 0 {
+					answer = fmt.Sprintf("%q, %v", got, err)
+				}
 				missing = append(missing, k)
 			}
 		}
@@ -393,7 +397,8 @@ func waitHas(t testing.TB, n *node, ns string, acked map[int]string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node %s lacks %d of the %d acknowledged writes (e.g. key %d)", n.id, len(missing), len(acked), missing[0])
+			m, err := info(n.resp)
+			t.Fatalf("node %s lacks %d of the %d acknowledged writes (e.g. key %d: GET answered %s); CLUSTER.INFO: %v %v", n.id, len(missing), len(acked), missing[0], answer, m, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -21,6 +21,11 @@ type fsm struct {
 	// of the snapshot it restored): raft.AppliedIndex counts entries
 	// handed to the FSM, not yet applied.
 	applied atomic.Uint64
+	// durable waits until this node's Raft log holds an entry durably
+	// (walStore.waitDurable; nil: at once). A leader syncs its copy
+	// beside the followers' (see durability in logstore.go), and its
+	// commit may come first.
+	durable func(index uint64) error
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -32,6 +37,14 @@ var _ raft.FSM = (*fsm)(nil)
 func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
+	}
+	if f.durable != nil {
+		if err := f.durable(l.Index); err != nil {
+			// Not durable here, so not applied: nor is anything after
+			// it, whose wait fails the same way (the log failed, or the
+			// node is stopping).
+			return err
+		}
 	}
 	defer f.applied.Store(l.Index)
 	if len(l.Data) == 0 {

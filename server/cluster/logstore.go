@@ -48,7 +48,53 @@ type walStore struct {
 	// an append it failed to write, so only a reopen, which reads what
 	// the files hold, makes the log whole again.
 	failed error
+	// leading reports whether Raft's leader is appending (nil: never).
+	// Its appends of commands are synced after StoreLogs returns (see
+	// durability).
+	leading func() bool
+	// syncing is set from a deferred sync's start until it takes mu.
+	syncing bool
+
+	dmu sync.Mutex
+	// durable is the Raft index through which the log is on disk: every
+	// entry up to it that the log holds. Set under mu and dmu.
+	durable uint64
+	// synced is closed, and replaced, whenever durable grows or a
+	// deferred sync fails.
+	synced chan struct{}
+	// closed is set by Close, under mu and dmu.
+	closed bool
+	// broken is failed, for waitDurable (under dmu).
+	broken error
 }
+
+// durability: a leader's log is synced beside its replication.
+//
+// hashicorp/raft writes a leader's new entries to its log, and only
+// once StoreLogs returns sends them to the followers, which write and
+// sync them in turn: two syncs one after the other in every commit. Raft
+// allows the leader to sync its own copy while the followers sync
+// theirs (the Raft thesis, §10.2.1), provided that an entry counts as
+// committed only once a majority holds it durably, the leader
+// included. hashicorp/raft counts the leader's copy when StoreLogs
+// returns, so this store makes the leader's commands durable after it
+// returns and cube withholds what Raft's commit would let out until the
+// leader's copy is on disk:
+//
+//   - the FSM applies an entry only once it is durable here
+//     (waitDurable), and a proposer learns its entry's fate from the
+//     FSM, so no write is acknowledged before a majority holds it
+//     durably, this node among them;
+//   - the commit index sent to followers is at most what is durable
+//     here (transport.clamp), so no follower applies an entry that
+//     might yet be lost with the leader's page cache.
+//
+// An entry Raft counted as committed, whose leader crashed before its
+// own sync, was applied nowhere and acknowledged to no one: losing it
+// loses nothing anyone saw. Followers still sync before they answer,
+// and a leader's other entries (its no-ops, barriers, and
+// configuration changes, on whose commit Raft itself acts) are synced
+// before StoreLogs returns.
 
 var (
 	_ raft.LogStore          = (*walStore)(nil)
@@ -78,6 +124,7 @@ func walOptions() *wal.Options {
 		SegmentSize:      segmentSize,
 		SegmentCacheSize: 2,
 		AllowEmpty:       true,
+		NoSync:           true, // StoreLogs syncs (see durability)
 		NoCopy:           true, // decode copies what it keeps
 		DirPerms:         0o700,
 		FilePerms:        0o600,
@@ -159,6 +206,18 @@ func (s *walStore) open() error {
 			l.Close()
 			return fmt.Errorf("cluster: cut the torn tail of Raft's log in %s: %w", s.dir, err)
 		}
+	}
+	// A leader's entries appended before a crash, and not yet synced,
+	// are read back from the page cache: durable from here on.
+	if err := syncWAL(l); err != nil {
+		l.Close()
+		return fmt.Errorf("cluster: sync Raft's log in %s: %w", s.dir, err)
+	}
+	s.lowerDurable(0)
+	if first, last := s.bounds(); last >= first {
+		s.setDurable(last + s.base)
+	} else {
+		s.setDurable(s.base)
 	}
 	return nil
 }
@@ -292,17 +351,136 @@ func (s *walStore) StoreLogs(logs []*raft.Log) error {
 	}
 	if s.appended(sizes) {
 		s.started++
-		// A new segment: tidwall/wal synced its data, not its name.
+		// A new segment: tidwall/wal synced the one before, not the new
+		// one's name.
 		if err := syncDir(filepath.Join(s.dir, walDir)); err != nil {
 			return s.fail(err)
 		}
 	}
+	if s.leading != nil && allCommands(logs) && s.leading() {
+		s.syncLater()
+		return nil
+	}
+	if err := syncWAL(s.log); err != nil {
+		return s.fail(err)
+	}
+	s.setDurable(logs[len(logs)-1].Index)
 	return nil
 }
 
-// fail marks the log failed by err: every later write returns it.
+// syncWAL syncs the wal's files; a variable for tests.
+var syncWAL = (*wal.Log).Sync
+
+func allCommands(logs []*raft.Log) bool {
+	for _, l := range logs {
+		if l.Type != raft.LogCommand {
+			return false
+		}
+	}
+	return true
+}
+
+// syncLater has a goroutine sync what was appended (see durability).
+// The caller holds mu. One already started has not taken mu yet (it
+// clears syncing before it lets go of mu), so it syncs this append too.
+func (s *walStore) syncLater() {
+	if !s.syncing {
+		s.syncing = true
+		go s.syncDeferred()
+	}
+}
+
+// syncDeferred syncs the log, holding mu: appends wait meanwhile, as
+// they would for tidwall/wal's own lock.
+func (s *walStore) syncDeferred() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncing = false
+	if s.failed != nil || s.closed {
+		return
+	}
+	_, last := s.bounds()
+	if deferredSyncHook != nil {
+		deferredSyncHook()
+	}
+	if err := syncWAL(s.log); err != nil {
+		s.fail(err)
+		return
+	}
+	s.setDurable(last + s.base)
+}
+
+// deferredSyncHook, for tests, runs in a deferred sync before it syncs.
+var deferredSyncHook func()
+
+// setDurable records that the log is durable through index. The
+// caller holds mu.
+func (s *walStore) setDurable(index uint64) {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if index > s.durable {
+		s.durable = index
+		s.signal()
+	}
+}
+
+// lowerDurable caps durable at index, after a truncation or a reset.
+// The caller holds mu.
+func (s *walStore) lowerDurable(index uint64) {
+	s.dmu.Lock()
+	s.durable = min(s.durable, index)
+	s.dmu.Unlock()
+}
+
+// signal wakes waitDurable's callers. The caller holds dmu.
+func (s *walStore) signal() {
+	if s.synced != nil {
+		close(s.synced)
+	}
+	s.synced = make(chan struct{})
+}
+
+// waitDurable returns once the log is durable through index, or why
+// it never will be: the log failed or closed, or stop was closed.
+func (s *walStore) waitDurable(index uint64, stop <-chan struct{}) error {
+	for {
+		s.dmu.Lock()
+		if s.synced == nil {
+			s.synced = make(chan struct{})
+		}
+		durable, ch, broken, closed := s.durable, s.synced, s.broken, s.closed
+		s.dmu.Unlock()
+		switch {
+		case durable >= index:
+			return nil
+		case broken != nil:
+			return broken
+		case closed:
+			return fmt.Errorf("cluster: Raft's log in %s closed before entry %d was durable", s.dir, index)
+		}
+		select {
+		case <-ch:
+		case <-stop:
+			return raft.ErrRaftShutdown
+		}
+	}
+}
+
+// Durable returns the Raft index through which the log is on disk.
+func (s *walStore) Durable() uint64 {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return s.durable
+}
+
+// fail marks the log failed by err: every later write returns it, and
+// so does every wait for an entry not yet durable. The caller holds mu.
 func (s *walStore) fail(err error) error {
 	s.failed = fmt.Errorf("cluster: Raft's log in %s failed; restart the node, which reopens it as its files hold it: %w", s.dir, err)
+	s.dmu.Lock()
+	s.broken = s.failed
+	s.signal()
+	s.dmu.Unlock()
 	return s.failed
 }
 
@@ -337,6 +515,7 @@ func (s *walStore) DeleteRange(from, to uint64) error {
 			err = s.truncated()
 		}
 	case to == hi:
+		s.lowerDurable(from - 1)
 		if err = s.log.TruncateBack(from - 1 - s.base); err == nil {
 			err = s.truncated()
 		}
@@ -380,11 +559,23 @@ var resetHook func() error
 // trailing part before the gap.
 func (s *walStore) IsMonotonic() bool { return true }
 
-// Close closes the log.
+// Close closes the log. What a leader appended and had not synced is
+// synced first.
 func (s *walStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.log.Close()
+	s.dmu.Lock()
+	s.closed = true
+	s.signal()
+	s.dmu.Unlock()
+	var err error
+	if s.failed == nil {
+		err = syncWAL(s.log)
+	}
+	if e := s.log.Close(); err == nil {
+		err = e
+	}
+	return err
 }
 
 func encodeEntry(dst []byte, l *raft.Log) []byte {

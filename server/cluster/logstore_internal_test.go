@@ -10,12 +10,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/tidwall/wal"
 	"golang.org/x/sys/unix"
 )
 
@@ -514,5 +517,123 @@ func TestWALStoreFailedWrite(t *testing.T) {
 	}
 	if bytes.Contains(b, []byte("--- SKIP")) {
 		t.Skipf("child skipped:\n%s", b)
+	}
+}
+
+// TestWALStoreLeaderSyncsAfter: a leader's append of commands returns
+// before its sync (see durability), and waitDurable returns only once a
+// sync begun after it has finished; a follower's append, and a
+// leader's append of anything but commands, is durable when StoreLogs
+// returns; a truncation lowers what is durable; a failed deferred sync
+// fails the waits and every later append. Breaks seen failing:
+// syncDeferred marking the log durable without syncing ("durable
+// through 6 with no sync since the append"); StoreLogs marking a
+// deferred append durable at once ("durable through 6 while its sync
+// was held"); a leader's configuration change deferred too ("durable
+// through 6 after the configuration change at 7 returned"); a failed
+// sync ignored ("waitDurable(6) after a failed sync: <nil>").
+func TestWALStoreLeaderSyncsAfter(t *testing.T) {
+	var syncs atomic.Int32
+	syncWAL = func(l *wal.Log) error { syncs.Add(1); return l.Sync() }
+	hold, held := make(chan struct{}), make(chan struct{}, 1)
+	deferredSyncHook = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-hold
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold)
+		}
+	}
+	s := openTestStore(t, t.TempDir())
+	defer func() {
+		release() // a held sync holds the store's lock, which Close takes
+		s.Close()
+		syncWAL, deferredSyncHook = (*wal.Log).Sync, nil
+	}()
+	leading := false
+	s.leading = func() bool { return leading }
+	cmds := func(from, to uint64) []*raft.Log {
+		ls := entries(from, to, 1)
+		for _, l := range ls {
+			l.Type = raft.LogCommand
+		}
+		return ls
+	}
+
+	if err := s.StoreLogs(cmds(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Durable(); d != 3 {
+		t.Fatalf("a follower's append returned durable through %d, not 3", d)
+	}
+
+	leading = true
+	before := syncs.Load()
+	if err := s.StoreLogs(cmds(4, 6)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no deferred sync began in 5s")
+	}
+	if d := s.Durable(); d != 3 {
+		t.Fatalf("durable through %d while its sync was held", d)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- s.waitDurable(6, nil) }()
+	select {
+	case err := <-waited:
+		t.Fatalf("waitDurable(6) returned (%v) while the sync was held", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("waitDurable(6) did not return in 5s after the sync went on")
+	}
+	if syncs.Load() == before {
+		t.Fatal("durable through 6 with no sync since the append")
+	}
+
+	// Deferred syncs are held again: a configuration change must not
+	// need one.
+	hold, released = make(chan struct{}), false
+	cfg := entry(7, 1)
+	cfg.Type = raft.LogConfiguration
+	if err := s.StoreLogs([]*raft.Log{cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Durable(); d != 7 {
+		t.Fatalf("durable through %d after the configuration change at 7 returned", d)
+	}
+	release()
+	deferredSyncHook = nil
+	if err := s.DeleteRange(6, 7); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Durable(); d != 5 {
+		t.Fatalf("durable through %d after 6..7 were deleted", d)
+	}
+
+	syncWAL = func(*wal.Log) error { return errors.New("the disk is gone") }
+	if err := s.StoreLogs(cmds(6, 6)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.waitDurable(6, nil); err == nil || !strings.Contains(err.Error(), "the disk is gone") {
+		t.Fatalf("waitDurable(6) after a failed sync: %v", err)
+	}
+	if err := s.StoreLogs(cmds(7, 7)); err == nil {
+		t.Fatal("an append after a failed sync was taken")
 	}
 }

@@ -209,7 +209,7 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: Raft transport on %s: %w", o.RaftAddr, err)
 	}
-	trans = newTransport(tcp)
+	trans = newTransport(tcp, logs.Durable)
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(o.NodeID)
 	// Pre-vote stays on (Raft's default): a node cut off from the
@@ -241,10 +241,19 @@ func Start(ctx context.Context, db *cube.DB, o Options) (*Node, error) {
 		n.fsm.applied.Store(metas[0].Index)
 	}
 	db.SetReplicator(n)
+	n.fsm.durable = func(index uint64) error { return logs.waitDurable(index, n.stop) }
+	var started atomic.Pointer[raft.Raft]
+	// Raft's main goroutine appends and sets its state, so what this
+	// reads is the state of the append it is called in.
+	logs.leading = func() bool {
+		r := started.Load()
+		return r != nil && r.State() == raft.Leader
+	}
 	r, err := raft.NewRaft(cfg, n.fsm, cached, state, snaps, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start Raft: %w", err)
 	}
+	started.Store(r)
 	n.raft = r
 	undo = false
 	n.wg.Add(2)

@@ -154,6 +154,10 @@ func (n *Node) proposeBatch(ps []*proposal) {
 		settle(ps, n.translate(err))
 		return
 	}
+	if err, ok := f.Response().(error); ok {
+		settle(ps, n.translate(err))
+		return
+	}
 	res, _ := f.Response().(batchResult)
 	for i, p := range ps {
 		if i < len(res) {

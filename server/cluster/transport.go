@@ -48,16 +48,22 @@ import (
 // so it changes no log: only the node's state, term and leader, which
 // the snapshot behind it was about to set. One of an older term is
 // refused, as the snapshot then is.
+//
+// Third, as a leader it tells followers no commit index past what its
+// own log holds durably (clamp; see durability in logstore.go).
 type transport struct {
 	*raft.NetworkTransport
-	rpcs chan raft.RPC
-	stop chan struct{}
-	once sync.Once
-	done sync.WaitGroup
+	// durable is the index through which this node's log is on disk
+	// (nil: no bound).
+	durable func() uint64
+	rpcs    chan raft.RPC
+	stop    chan struct{}
+	once    sync.Once
+	done    sync.WaitGroup
 }
 
-func newTransport(t *raft.NetworkTransport) *transport {
-	w := &transport{NetworkTransport: t, rpcs: make(chan raft.RPC), stop: make(chan struct{})}
+func newTransport(t *raft.NetworkTransport, durable func() uint64) *transport {
+	w := &transport{NetworkTransport: t, durable: durable, rpcs: make(chan raft.RPC), stop: make(chan struct{})}
 	w.done.Add(1)
 	go w.relay()
 	return w
@@ -109,4 +115,41 @@ func (w *transport) Close() error {
 	w.once.Do(func() { close(w.stop) })
 	w.done.Wait()
 	return w.NetworkTransport.Close()
+}
+
+// clamp lowers the commit index a leader sends to what its log holds
+// durably: Raft may count the leader's copy of an entry before it is
+// synced. A follower told less learns the rest with the next append,
+// or Raft's commit timeout.
+func (w *transport) clamp(req *raft.AppendEntriesRequest) {
+	if w.durable != nil {
+		req.LeaderCommitIndex = min(req.LeaderCommitIndex, w.durable())
+	}
+}
+
+// AppendEntries implements raft.Transport.
+func (w *transport) AppendEntries(id raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	w.clamp(req)
+	return w.NetworkTransport.AppendEntries(id, target, req, resp)
+}
+
+// AppendEntriesPipeline implements raft.Transport.
+func (w *transport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	p, err := w.NetworkTransport.AppendEntriesPipeline(id, target)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline{AppendPipeline: p, w: w}, nil
+}
+
+// pipeline is Raft's append pipeline, its commit indexes clamped.
+type pipeline struct {
+	raft.AppendPipeline
+	w *transport
+}
+
+// AppendEntries implements raft.AppendPipeline.
+func (p *pipeline) AppendEntries(req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	p.w.clamp(req)
+	return p.AppendPipeline.AppendEntries(req, resp)
 }

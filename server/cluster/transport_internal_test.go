@@ -35,8 +35,27 @@ type raftLab struct {
 	conf   raft.Configuration
 }
 
-// newRaftLab starts N, its Raft log going to logs (nil: nowhere).
+// newRaftLab starts N, its Raft log going to logs (nil: nowhere), with
+// L and V refusing its votes.
 func newRaftLab(t *testing.T, logs io.Writer) *raftLab {
+	return startRaftLab(t, logs, refuseVotes)
+}
+
+// refuseVotes answers N as L or V of newRaftLab: every vote refused,
+// in N's own term, and nothing else answered.
+func refuseVotes(id string, tr *raft.NetworkTransport, rpc raft.RPC) {
+	switch req := rpc.Command.(type) {
+	case *raft.RequestPreVoteRequest:
+		rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: header(id, tr), Term: req.Term - 1}, nil)
+	case *raft.RequestVoteRequest:
+		rpc.Respond(&raft.RequestVoteResponse{RPCHeader: header(id, tr), Term: req.Term}, nil)
+	default:
+		rpc.Respond(nil, errors.New("not a member that answers this"))
+	}
+}
+
+// startRaftLab starts N, L and V answering it through answer.
+func startRaftLab(t *testing.T, logs io.Writer, answer func(id string, tr *raft.NetworkTransport, rpc raft.RPC)) *raftLab {
 	l := &raftLab{t: t, dir: t.TempDir()}
 	peer := func(id string) *raft.NetworkTransport {
 		tr, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, 5*time.Second, io.Discard)
@@ -46,14 +65,7 @@ func newRaftLab(t *testing.T, logs io.Writer) *raftLab {
 		t.Cleanup(func() { tr.Close() })
 		go func() {
 			for rpc := range tr.Consumer() {
-				switch req := rpc.Command.(type) {
-				case *raft.RequestPreVoteRequest:
-					rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: header(id, tr), Term: req.Term - 1}, nil)
-				case *raft.RequestVoteRequest:
-					rpc.Respond(&raft.RequestVoteResponse{RPCHeader: header(id, tr), Term: req.Term}, nil)
-				default:
-					rpc.Respond(nil, errors.New("not a member that answers this"))
-				}
+				answer(id, tr, rpc)
 			}
 		}()
 		return tr
