@@ -26,6 +26,18 @@ import (
 // follower's reads may be.
 const partitionMaxStale = 300 * time.Millisecond
 
+// The keys the partition tests write, clear of the journal's (1000 up,
+// one a few milliseconds for as long as a run lasts): afterKeys+cycle
+// is written by the majority during a cycle's cut, and cutKeys up are
+// the PUTs sent to the cut-off side. With keys 3000 and 5000 the
+// journal reached them after a few cycles and overwrote the majority's
+// write ("node n3 lacks 1 of the 1 acknowledged writes (e.g. key 3001:
+// GET answered "j2001"...)"), failing every run of more than one cycle.
+const (
+	afterKeys = 1_000_000
+	cutKeys   = 2_000_000
+)
+
 // watch is a watch on the nodes cut off from the majority: clients
 // still reach them, and send each PUTs and reads in a loop while the
 // partition lasts.
@@ -97,7 +109,7 @@ func (w *watch) puts(ctx context.Context, n *node, wc *watchCounts) {
 	cl := w.client(n)
 	defer cl.Close()
 	for !w.stopped() {
-		k := int(5000 + w.r.cutKeys.Add(1))
+		k := int(cutKeys + w.r.cutKeys.Add(1))
 		call := w.r.h.now()
 		err := cl.Do(ctx, "PUT", w.r.ns, k, "cut").Err()
 		wc.puts.Add(1)
@@ -305,7 +317,7 @@ func TestPartitionLeader(t *testing.T) {
 		lab.partition(in, out)
 		// Watch the cut-off side from now, while the old leader may
 		// still believe it leads.
-		key := 3000 + cycle
+		key := afterKeys + cycle
 		w := watchCut(ctx, t, r, small, key, "after")
 		w.acked.Store(majorityWrite(ctx, t, r, rest, key, "after"))
 		acked := w.acked.Load()
@@ -344,7 +356,7 @@ func TestPartitionLeader(t *testing.T) {
 // TestPartitionLeader) -> porcupine: Illegal (2 in 2): clients read,
 // from the leader, values older than writes it had acknowledged. Break:
 // make fsm.Restore drain the snapshot without restoring it -> "node n2
-// lacks 1 of the 1 acknowledged writes (e.g. key 3000)" once healed (2
+// lacks 1 of the 1 acknowledged writes (e.g. key 1000000)" once healed (2
 // in 2).
 func TestPartitionFollower(t *testing.T) {
 	lab := newNetLab(t, 3)
@@ -365,7 +377,7 @@ func TestPartitionFollower(t *testing.T) {
 		last, _ := strconv.ParseUint(m["last_log_index"], 10, 64)
 		t0 := r.h.now()
 		lab.partition(in, out)
-		key := 3000 + cycle
+		key := afterKeys + cycle
 		w := watchCut(ctx, t, r, []*node{f}, key, "after")
 		w.acked.Store(majorityWrite(ctx, t, r, rest, key, "after"))
 		// The majority goes on: a client's write called after the cut
@@ -425,7 +437,7 @@ func TestPartitionBridge(t *testing.T) {
 		t0 := r.h.now()
 		lab.drop(index(l), index(f), true)
 		lab.drop(index(f), index(l), true)
-		key := 3000 + cycle
+		key := afterKeys + cycle
 		w := watchCut(ctx, t, r, []*node{f}, key, "after")
 		w.acked.Store(majorityWrite(ctx, t, r, []*node{l, bridge}, key, "after"))
 		// Writes go on being acknowledged through the cut, and the
