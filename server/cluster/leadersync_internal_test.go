@@ -73,19 +73,8 @@ func TestLeaderAppliesOnlyWhatItsLogHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hold, held := make(chan struct{}), make(chan struct{}, 1)
-	var once sync.Once
-	release := func() { once.Do(func() { close(hold) }) }
-	deferredSyncHook = func() {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		<-hold
-	}
-	// Registered after the lab's: runs first, since a held sync holds
-	// the log's lock, which closing the node takes.
-	t.Cleanup(func() { release(); deferredSyncHook = nil })
+	// The lab's cleanups, closing N, run after this one's release.
+	held, release := holdDeferredSyncs(t)
 
 	put := make(chan error, 1)
 	go func() { put <- ns.Put(ctx, []int32{1}, []byte("one")) }()

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -535,27 +536,10 @@ func TestWALStoreFailedWrite(t *testing.T) {
 func TestWALStoreLeaderSyncsAfter(t *testing.T) {
 	var syncs atomic.Int32
 	syncWAL = func(l *wal.Log) error { syncs.Add(1); return l.Sync() }
-	hold, held := make(chan struct{}), make(chan struct{}, 1)
-	deferredSyncHook = func() {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		<-hold
-	}
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold)
-		}
-	}
+	defer func() { syncWAL = (*wal.Log).Sync }()
 	s := openTestStore(t, t.TempDir())
-	defer func() {
-		release() // a held sync holds the store's lock, which Close takes
-		s.Close()
-		syncWAL, deferredSyncHook = (*wal.Log).Sync, nil
-	}()
+	t.Cleanup(func() { s.Close() })
+	held, release := holdDeferredSyncs(t)
 	leading := false
 	s.leading = func() bool { return leading }
 	cmds := func(from, to uint64) []*raft.Log {
@@ -608,7 +592,7 @@ func TestWALStoreLeaderSyncsAfter(t *testing.T) {
 
 	// Deferred syncs are held again: a configuration change must not
 	// need one.
-	hold, released = make(chan struct{}), false
+	_, release = holdDeferredSyncs(t)
 	cfg := entry(7, 1)
 	cfg.Type = raft.LogConfiguration
 	if err := s.StoreLogs([]*raft.Log{cfg}); err != nil {
@@ -618,7 +602,6 @@ func TestWALStoreLeaderSyncsAfter(t *testing.T) {
 		t.Fatalf("durable through %d after the configuration change at 7 returned", d)
 	}
 	release()
-	deferredSyncHook = nil
 	if err := s.DeleteRange(6, 7); err != nil {
 		t.Fatal(err)
 	}
@@ -636,4 +619,23 @@ func TestWALStoreLeaderSyncsAfter(t *testing.T) {
 	if err := s.StoreLogs(cmds(7, 7)); err == nil {
 		t.Fatal("an append after a failed sync was taken")
 	}
+}
+
+// holdDeferredSyncs makes every deferred sync of a walStore wait before
+// it syncs, until release; held has a value once one waits. The wait
+// holds the store's lock, which closing it takes: the test's cleanup
+// releases them, so register a store's Close before calling this.
+func holdDeferredSyncs(t *testing.T) (held <-chan struct{}, release func()) {
+	h, hold := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	deferredSyncHook = func() {
+		select {
+		case h <- struct{}{}:
+		default:
+		}
+		<-hold
+	}
+	t.Cleanup(func() { release(); deferredSyncHook = nil })
+	return h, release
 }
