@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync/atomic"
 
@@ -26,6 +27,12 @@ type fsm struct {
 	// beside the followers' (see durability in logstore.go), and its
 	// commit may come first.
 	durable func(index uint64) error
+	// missed is the first entry handed to Apply and not applied (its
+	// wait for the log failed), 0 for none. Raft counts it applied all
+	// the same, and a snapshot taken now would say the store holds it:
+	// a restart replays only what follows a snapshot, so the store
+	// would never get it. No snapshot is taken once one was missed.
+	missed atomic.Uint64
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -43,6 +50,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 			// Not durable here, so not applied: nor is anything after
 			// it, whose wait fails the same way (the log failed, or the
 			// node is stopping).
+			f.missed.CompareAndSwap(0, l.Index)
 			return err
 		}
 	}
@@ -65,6 +73,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 // cmd/cube's serve), so without this a crash could lose entries the
 // node's store applied before the snapshot and Raft no longer replays.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if i := f.missed.Load(); i != 0 {
+		return nil, fmt.Errorf("cluster: the store did not apply entry %d (Raft's log failed, or the node is stopping): no snapshot until the node restarts and replays it", i)
+	}
 	if err := f.db.Sync(context.Background()); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -117,3 +118,39 @@ type sink struct{ *bytes.Buffer }
 func (s *sink) ID() string    { return "test" }
 func (s *sink) Cancel() error { return nil }
 func (s *sink) Close() error  { return nil }
+
+// TestNoSnapshotAfterAMissedEntry: once an entry could not be applied
+// (the node's Raft log failed before the entry was durable here), the
+// FSM takes no snapshot: Raft counts the entry applied, and a snapshot
+// past it would keep a restarted node from ever replaying it. Break
+// seen failing: fsm.Snapshot without its check ("a snapshot was taken
+// after entry 2 was not applied").
+func TestNoSnapshotAfterAMissedEntry(t *testing.T) {
+	db, err := cube.Open(t.TempDir(), cube.Options{Sync: cube.SyncNone, TelemetryInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	logFailed := errors.New("the log failed")
+	f := &fsm{db: db, snaps: raft.NewInmemSnapshotStore(), durable: func(index uint64) error {
+		if index >= 2 {
+			return logFailed
+		}
+		return nil
+	}}
+	if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: 1}); res != nil {
+		t.Fatalf("entry 1: %v", res)
+	}
+	if _, err := f.Snapshot(); err != nil {
+		t.Fatalf("a snapshot before any missed entry: %v", err)
+	}
+	if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: 2}); res != logFailed {
+		t.Fatalf("entry 2, not durable: Apply answered %v", res)
+	}
+	if got := f.applied.Load(); got != 1 {
+		t.Fatalf("applied index %d after entry 2 was not applied", got)
+	}
+	if _, err := f.Snapshot(); err == nil {
+		t.Fatal("a snapshot was taken after entry 2 was not applied")
+	}
+}
