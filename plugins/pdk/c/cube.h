@@ -327,19 +327,50 @@ typedef struct cube_columns {
     cube_buf cbuf, lbuf, vbuf;
 } cube_columns;
 
+/* cube__columns_from_records moves up to max_points of the records
+ * cube_region_next read ahead into c, as columns. */
+static inline bool cube__columns_from_records(cube_region *r, cube_columns *c, uint32_t max_points) {
+    uint32_t n = r->left < max_points ? r->left : max_points, vbytes = 0, off = r->off;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = cube__u32(r->buf.p + off + r->cw);
+        vbytes += len;
+        off += (r->cw + 4 + len + 3) & ~3u;
+    }
+    r->status = cube__reserve(&c->cbuf, n * r->cw);
+    if (r->status == CUBE_OK) r->status = cube__reserve(&c->lbuf, n * 4);
+    if (r->status == CUBE_OK) r->status = cube__reserve(&c->vbuf, vbytes);
+    if (r->status != CUBE_OK) {
+        c->n = 0;
+        return false;
+    }
+    uint32_t *lens = (uint32_t *)c->lbuf.p, v = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *rec = r->buf.p + r->off;
+        uint32_t len = cube__u32(rec + r->cw);
+        memcpy(c->cbuf.p + i * r->cw, rec, r->cw);
+        lens[i] = len;
+        memcpy(c->vbuf.p + v, rec + r->cw + 4, len);
+        v += len;
+        r->off += (r->cw + 4 + len + 3) & ~3u;
+    }
+    r->left -= n;
+    c->n = n;
+    c->coords = (const int32_t *)c->cbuf.p;
+    c->lens = lens;
+    c->vals = c->vbuf.p;
+    return n > 0;
+}
+
 /* cube_region_columns reads the next batch of up to max_points points
  * (1024 if 0) of a box or radius iteration as columns into c, one host call
  * a batch, for loops that read many points and little of each: true with
  * c->n > 0, or false at the end or on failure (then r->status is not
- * CUBE_OK). Do not mix it with cube_region_next on one iteration
- * (CUBE_BAD_ARGUMENT while cube_region_next holds records). */
+ * CUBE_OK). It may be mixed with cube_region_next on one iteration: the
+ * points cube_region_next read ahead come first, in order. */
 static inline bool cube_region_columns(cube_region *r, cube_columns *c, uint32_t max_points) {
     if (!r->open) return false;
-    if (r->left != 0) {
-        r->status = CUBE_BAD_ARGUMENT;
-        return false;
-    }
     if (max_points == 0) max_points = 1024;
+    if (r->left != 0) return cube__columns_from_records(r, c, max_points);
     r->status = cube__reserve(&c->cbuf, max_points * r->cw);
     if (r->status == CUBE_OK) r->status = cube__reserve(&c->lbuf, max_points * 4);
     if (r->status == CUBE_OK) r->status = cube__reserve(&c->vbuf, 0);
