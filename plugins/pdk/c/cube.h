@@ -328,37 +328,26 @@ typedef struct cube_columns {
 } cube_columns;
 
 /* cube__columns_from_records moves up to max_points of the records
- * cube_region_next read ahead into c, as columns. */
+ * cube_region_next read ahead into c, as columns, through cube_region_next
+ * (which reads no more while it holds records). */
 static inline bool cube__columns_from_records(cube_region *r, cube_columns *c, uint32_t max_points) {
-    uint32_t n = r->left < max_points ? r->left : max_points, vbytes = 0, off = r->off;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t len = cube__u32(r->buf.p + off + r->cw);
-        vbytes += len;
-        off += (r->cw + 4 + len + 3) & ~3u;
-    }
+    uint32_t n = r->left < max_points ? r->left : max_points, v = 0, i = 0;
     r->status = cube__reserve(&c->cbuf, n * r->cw);
     if (r->status == CUBE_OK) r->status = cube__reserve(&c->lbuf, n * 4);
-    if (r->status == CUBE_OK) r->status = cube__reserve(&c->vbuf, vbytes);
-    if (r->status != CUBE_OK) {
-        c->n = 0;
-        return false;
+    cube_point p;
+    for (; r->status == CUBE_OK && i < n && cube_region_next(r, &p); i++) {
+        r->status = cube__reserve(&c->vbuf, v + p.len);
+        if (r->status != CUBE_OK) break;
+        memcpy(c->cbuf.p + i * r->cw, p.coord, r->cw);
+        ((uint32_t *)c->lbuf.p)[i] = p.len;
+        memcpy(c->vbuf.p + v, p.value, p.len);
+        v += p.len;
     }
-    uint32_t *lens = (uint32_t *)c->lbuf.p, v = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *rec = r->buf.p + r->off;
-        uint32_t len = cube__u32(rec + r->cw);
-        memcpy(c->cbuf.p + i * r->cw, rec, r->cw);
-        lens[i] = len;
-        memcpy(c->vbuf.p + v, rec + r->cw + 4, len);
-        v += len;
-        r->off += (r->cw + 4 + len + 3) & ~3u;
-    }
-    r->left -= n;
-    c->n = n;
+    c->n = r->status == CUBE_OK ? i : 0;
     c->coords = (const int32_t *)c->cbuf.p;
-    c->lens = lens;
+    c->lens = (const uint32_t *)c->lbuf.p;
     c->vals = c->vbuf.p;
-    return n > 0;
+    return c->n > 0;
 }
 
 /* cube_region_columns reads the next batch of up to max_points points
