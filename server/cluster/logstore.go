@@ -139,7 +139,7 @@ func openWALStore(dir string) (*walStore, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	s := &walStore{dir: dir}
+	s := &walStore{dir: dir, synced: make(chan struct{})}
 	b, err := os.ReadFile(filepath.Join(dir, baseFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -434,9 +434,7 @@ func (s *walStore) lowerDurable(index uint64) {
 
 // signal wakes waitDurable's callers. The caller holds dmu.
 func (s *walStore) signal() {
-	if s.synced != nil {
-		close(s.synced)
-	}
+	close(s.synced)
 	s.synced = make(chan struct{})
 }
 
@@ -445,9 +443,6 @@ func (s *walStore) signal() {
 func (s *walStore) waitDurable(index uint64, stop <-chan struct{}) error {
 	for {
 		s.dmu.Lock()
-		if s.synced == nil {
-			s.synced = make(chan struct{})
-		}
 		durable, ch, broken, closed := s.durable, s.synced, s.broken, s.closed
 		s.dmu.Unlock()
 		switch {
